@@ -1,0 +1,292 @@
+"""Game config: the table, the sides, the tokens and the terrain library, in inches.
+
+The format is the ``setup.json`` of the shared evaluation sets (so those files load as
+they are), written as YAML or JSON. Every field is checked on load; a misspelt key is an
+error that names the key, where it is, and the nearest valid spelling.
+
+>>> cfg = GameConfig.from_dict({"kind": "warcry", "sides": [
+...     {"index": 0, "colour": "red", "rim_bgr": [40, 38, 200]},
+...     {"index": 1, "colour": "blue", "rim_bgr": [190, 95, 25]}]})
+>>> cfg.table.play_area_in, [s.colour for s in cfg.sides]
+((30.0, 22.0), ['red', 'blue'])
+>>> GameConfig.from_dict({"kind": "warcry", "sidez": []})
+Traceback (most recent call last):
+...
+tracker.errors.ConfigError: config: unknown key 'sidez' (did you mean 'sides'?)
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError
+
+WARCRY_PLAY_AREA_IN = (30.0, 22.0)
+EPIC_PLAY_AREA_IN = (180 / 2.54, 120 / 2.54)
+TERRAIN_TYPES = (
+    "obstacle", "platform", "low", "deadly", "unscalable", "stairs", "ladder", "door", "archway",
+)
+
+
+@dataclass(frozen=True)
+class TableMarker:
+    id: int
+    centre_in: tuple[float, float]
+    size_in: float = 2.0
+
+    def corners_in(self) -> list[tuple[float, float, float]]:
+        """World corners in OpenCV's order (TL, TR, BR, BL of the marker image); the
+        marker's top edge faces +y (physical spec)."""
+        cx, cy = self.centre_in
+        h = self.size_in / 2
+        return [(cx - h, cy + h, 0.0), (cx + h, cy + h, 0.0), (cx + h, cy - h, 0.0), (cx - h, cy - h, 0.0)]
+
+
+@dataclass(frozen=True)
+class Table:
+    play_area_in: tuple[float, float]
+    markers: tuple[TableMarker, ...]
+    dictionary: str = "DICT_4X4_100"
+
+
+@dataclass(frozen=True)
+class Side:
+    index: int
+    colour: str
+    rim_bgr: tuple[int, int, int]
+    bases_mm: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class TokenSpec:
+    diameter_in: float = 1.0
+    tag_ids: tuple[int, ...] = ()
+    untagged: int = 0
+
+
+@dataclass(frozen=True)
+class TerrainSpec:
+    tag_id: int
+    type: str
+    height_in: float
+    footprint_in_tag_frame: tuple[tuple[float, float], ...]
+    tag_size_in: float = 1.0
+
+
+@dataclass(frozen=True)
+class CalibrationBoard:
+    type: str = "charuco"
+    squares: tuple[int, int] = (7, 5)
+    square_in: float = 1.25
+    marker_in: float = 0.9
+    dictionary: str = "DICT_5X5_100"
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    kind: str
+    table: Table
+    sides: tuple[Side, ...]
+    tokens: dict[str, TokenSpec]
+    terrain_library: tuple[TerrainSpec, ...] = ()
+    calibration_board: CalibrationBoard = CalibrationBoard()
+    base_thickness_in: float = 4.0 / 25.4
+    image_size: tuple[int, int] | None = None
+    source_path: Path | None = field(default=None, compare=False)
+
+    def side(self, index: int) -> Side:
+        for s in self.sides:
+            if s.index == index:
+                return s
+        raise KeyError(index)
+
+    def terrain_spec(self, tag_id: int) -> TerrainSpec | None:
+        return next((t for t in self.terrain_library if t.tag_id == tag_id), None)
+
+    def token_kind_for_tag(self, tag_id: int) -> str | None:
+        for kind, spec in self.tokens.items():
+            if tag_id in spec.tag_ids:
+                return kind
+        return None
+
+    @property
+    def base_diameters_mm(self) -> tuple[float, ...]:
+        return tuple(sorted({d for s in self.sides for d in s.bases_mm}))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "GameConfig":
+        p = Path(path)
+        if p.is_dir():
+            for name in ("game.yaml", "game.yml", "game.json", "setup.json"):
+                if (p / name).exists():
+                    p = p / name
+                    break
+            else:
+                raise ConfigError(f"{path}: no game.yaml or setup.json in this folder; pass the config file with --game")
+        if not p.exists():
+            raise ConfigError(f"{p}: config file not found; check the path given to --game")
+        try:
+            text = p.read_text()
+            data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{p}: cannot read config ({e.__class__.__name__}); is it a text file?") from None
+        except (json.JSONDecodeError, yaml.YAMLError) as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark else (f" at line {e.lineno}" if hasattr(e, "lineno") else "")
+            raise ConfigError(f"{p}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}{where}; fix the syntax") from None
+        try:
+            cfg = cls.from_dict(data)
+        except ConfigError as e:
+            raise ConfigError(f"{p}: {e}") from None
+        object.__setattr__(cfg, "source_path", p)
+        return cfg
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "GameConfig":
+        r = _Reader(d, "config")
+        # Keys the evaluation sets' setup.json carries that describe files, not the game.
+        r.allow("about", "units", "token_colours", "frames", "calibration_views", "empty_table",
+                "name", "video", "fps", "roster")
+        kind = r.get("kind", str, "warcry")
+        if kind not in ("warcry", "epic"):
+            raise ConfigError(f"config.kind: '{kind}' is not a game this tracker knows; use 'warcry' or 'epic'")
+        default_area = WARCRY_PLAY_AREA_IN if kind == "warcry" else EPIC_PLAY_AREA_IN
+
+        t = r.sub("table", {})
+        area = tuple(float(v) for v in t.get("play_area_in", list, list(default_area)))
+        if len(area) != 2 or min(area) <= 0:
+            raise ConfigError("config.table.play_area_in: give two positive numbers, width and depth in inches")
+        W, D = area
+        default_markers = [
+            {"id": 0, "centre_in": [-1.5, -1.5]}, {"id": 1, "centre_in": [W + 1.5, -1.5]},
+            {"id": 2, "centre_in": [W + 1.5, D + 1.5]}, {"id": 3, "centre_in": [-1.5, D + 1.5]},
+        ]
+        markers = []
+        for i, m in enumerate(t.get("markers", list, default_markers)):
+            mr = _Reader(m, f"config.table.markers[{i}]")
+            markers.append(TableMarker(
+                id=mr.get("id", int), centre_in=_pair(mr.get("centre_in", list), mr.where + ".centre_in"),
+                size_in=mr.get("size_in", float, 2.0)))
+            mr.done()
+        table = Table(area, tuple(markers), t.get("dictionary", str, "DICT_4X4_100"))
+        t.done()
+
+        sides = []
+        for i, s in enumerate(r.get("sides", list, [])):
+            sr = _Reader(s, f"config.sides[{i}]")
+            bgr = sr.get("rim_bgr", list)
+            if len(bgr) != 3 or not all(0 <= int(c) <= 255 for c in bgr):
+                raise ConfigError(f"{sr.where}.rim_bgr: give three numbers 0-255 (blue, green, red)")
+            sides.append(Side(index=sr.get("index", int, i), colour=sr.get("colour", str),
+                              rim_bgr=tuple(int(c) for c in bgr),
+                              bases_mm=tuple(float(x) for x in sr.get("bases_mm", list, []))))
+            sr.done()
+        if len(sides) < 2:
+            raise ConfigError("config.sides: a game needs at least two sides, each with index, colour and rim_bgr")
+        if len({s.index for s in sides}) != len(sides):
+            raise ConfigError("config.sides: two sides share an index; give each side its own")
+
+        tokens: dict[str, TokenSpec] = {}
+        tr = r.sub("tokens", {})
+        for kind_name in ("objective", "treasure"):
+            spec = tr.sub(kind_name, {})
+            ids = spec.get("tag_ids", list, [])
+            tokens[kind_name] = TokenSpec(
+                diameter_in=spec.get("diameter_in", float, 1.0),
+                tag_ids=tuple(int(x) for x in ids), untagged=spec.get("untagged", int, 0))
+            spec.done()
+        tr.done()
+
+        terrain = []
+        for i, p in enumerate(r.get("terrain_library", list, [])):
+            pr = _Reader(p, f"config.terrain_library[{i}]")
+            pr.allow("tag_lies_on")
+            ttype = pr.get("type", str)
+            if ttype not in TERRAIN_TYPES:
+                raise ConfigError(f"{pr.where}.type: '{ttype}' is not a terrain type{_suggest(ttype, TERRAIN_TYPES)}; "
+                                  f"use one of {', '.join(TERRAIN_TYPES)}")
+            fp = pr.get("footprint_in_tag_frame", list)
+            terrain.append(TerrainSpec(
+                tag_id=pr.get("tag_id", int), type=ttype, height_in=pr.get("height_in", float),
+                footprint_in_tag_frame=tuple(_pair(q, pr.where + ".footprint_in_tag_frame") for q in fp),
+                tag_size_in=pr.get("tag_size_in", float, 1.0)))
+            pr.done()
+
+        b = r.sub("calibration_board", {})
+        b.allow("margin_in")
+        board = CalibrationBoard(
+            type=b.get("type", str, "charuco"),
+            squares=tuple(int(x) for x in b.get("squares", list, [7, 5])),
+            square_in=b.get("square_in", float, 1.25), marker_in=b.get("marker_in", float, 0.9),
+            dictionary=b.get("dictionary", str, "DICT_5X5_100"))
+        b.done()
+
+        img = r.sub("image", None)
+        image_size = None
+        if img is not None:
+            image_size = (img.get("width", int), img.get("height", int))
+            img.done()
+        cfg = cls(kind=kind, table=table, sides=tuple(sides), tokens=tokens,
+                  terrain_library=tuple(terrain), calibration_board=board,
+                  base_thickness_in=r.get("base_thickness_in", float, 4.0 / 25.4), image_size=image_size)
+        r.done()
+        return cfg
+
+
+def _pair(v: Any, where: str) -> tuple[float, float]:
+    try:
+        a, b = v
+        return (float(a), float(b))
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: expected two numbers [x, y], got {v!r}") from None
+
+
+def _suggest(word: str, options: Any) -> str:
+    m = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f" (did you mean '{m[0]}'?)" if m else ""
+
+
+class _Reader:
+    """Reads one mapping of the config, remembering which keys were used so that a
+    leftover (misspelt) key is reported with its location."""
+
+    def __init__(self, d: Any, where: str):
+        if not isinstance(d, dict):
+            raise ConfigError(f"{where}: expected a mapping of keys to values, got {type(d).__name__}")
+        self.d, self.where, self.used = d, where, set()
+
+    def allow(self, *keys: str) -> None:
+        self.used.update(keys)
+
+    def get(self, key: str, typ: type, default: Any = ...) -> Any:
+        self.used.add(key)
+        if key not in self.d or self.d[key] is None:
+            if default is ...:
+                raise ConfigError(f"{self.where}: missing required key '{key}'")
+            return default
+        v = self.d[key]
+        try:
+            if typ is float and isinstance(v, (int, float)) and not isinstance(v, bool):
+                return float(v)
+            if typ is int and isinstance(v, int) and not isinstance(v, bool):
+                return v
+            if typ in (str, list, dict) and isinstance(v, typ):
+                return v
+        except (TypeError, ValueError):
+            pass
+        raise ConfigError(f"{self.where}.{key}: expected {typ.__name__}, got {type(v).__name__} {v!r}")
+
+    def sub(self, key: str, default: Any) -> "_Reader | None":
+        v = self.get(key, dict, default)
+        return None if v is None else _Reader(v, f"{self.where}.{key}")
+
+    def done(self) -> None:
+        for k in self.d:
+            if k not in self.used:
+                raise ConfigError(f"{self.where}: unknown key '{k}'{_suggest(k, self.used)}")

@@ -1,0 +1,154 @@
+"""World state: what is on the table, in inches, in the world frame of the physical spec.
+
+Pure Python (no OpenCV, no I/O): the rules core reads these types, the vision pipeline
+writes them, the web page serialises them. Positions are the centre of a base's bottom
+face (x, y) and the height of the surface it stands on (z); ``sigma_in`` is the 1-sigma
+horizontal position error the calibration states for that point.
+
+>>> f = Fighter(id="f1", side=0, x=3.0, y=4.0, z=0.0, base=Base.round_mm(32))
+>>> round(f.base.radius_in, 3)
+0.63
+>>> WorldState.from_dict(WorldState(fighters=(f,)).to_dict()).fighters[0] == f
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Literal
+
+MM_PER_IN = 25.4
+
+BaseShape = Literal["round", "oval", "rect"]
+TokenKind = Literal["objective", "treasure"]
+
+
+@dataclass(frozen=True)
+class Base:
+    """A fighter's base: ``width_in`` along its own x axis, ``depth_in`` along its y axis,
+    turned ``angle_deg`` counter-clockwise in the world frame (0 for round bases)."""
+
+    shape: BaseShape
+    width_in: float
+    depth_in: float
+    angle_deg: float = 0.0
+    thickness_in: float = 4.0 / MM_PER_IN
+
+    @classmethod
+    def round_mm(cls, diameter_mm: float) -> "Base":
+        d = diameter_mm / MM_PER_IN
+        return cls("round", d, d)
+
+    @property
+    def radius_in(self) -> float:
+        """Half the larger dimension (the radius for round bases)."""
+        return max(self.width_in, self.depth_in) / 2.0
+
+    @property
+    def size_mm(self) -> tuple[float, float]:
+        return (round(self.width_in * MM_PER_IN, 1), round(self.depth_in * MM_PER_IN, 1))
+
+
+@dataclass(frozen=True)
+class Fighter:
+    id: str
+    side: int
+    x: float
+    y: float
+    z: float
+    base: Base
+    sigma_in: float = 0.0
+    occluded: bool = False  # hidden (e.g. under a hand): position is the last one seen
+    name: str | None = None
+    runemarks: frozenset[str] = frozenset()
+    move: int | None = None
+    carrying: str | None = None  # id of the treasure token carried, if any
+
+
+@dataclass(frozen=True)
+class Token:
+    id: str
+    kind: TokenKind
+    x: float
+    y: float
+    z: float = 0.0
+    diameter_in: float = 1.0
+    tag_id: int | None = None
+    sigma_in: float = 0.0
+    occluded: bool = False
+
+
+@dataclass(frozen=True)
+class TerrainPiece:
+    """A terrain piece placed on the table: its footprint polygon in world inches and
+    its top height. ``type`` uses the rules' words (obstacle, platform, ...)."""
+
+    id: str
+    type: str
+    footprint: tuple[tuple[float, float], ...]
+    height_in: float
+    tag_id: int | None = None
+
+
+@dataclass(frozen=True)
+class WorldState:
+    """Everything the tracker knows at one instant."""
+
+    frame_index: int = 0
+    time_s: float = 0.0
+    fighters: tuple[Fighter, ...] = ()
+    tokens: tuple[Token, ...] = ()
+    terrain: tuple[TerrainPiece, ...] = ()
+    calibration_health: str = "ok"
+    hands_over_table: bool = False
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def fighter(self, fighter_id: str) -> Fighter:
+        for f in self.fighters:
+            if f.id == fighter_id:
+                return f
+        raise KeyError(fighter_id)
+
+    def objectives(self) -> tuple[Token, ...]:
+        return tuple(t for t in self.tokens if t.kind == "objective")
+
+    def treasure(self) -> tuple[Token, ...]:
+        return tuple(t for t in self.tokens if t.kind == "treasure")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for f in d["fighters"]:
+            f["runemarks"] = sorted(f["runemarks"])
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "WorldState":
+        def fighter(fd: dict[str, Any]) -> Fighter:
+            fd = dict(fd)
+            fd["base"] = Base(**fd["base"])
+            fd["runemarks"] = frozenset(fd.get("runemarks", ()))
+            return Fighter(**_known(Fighter, fd))
+
+        def terrain(td: dict[str, Any]) -> TerrainPiece:
+            td = dict(td)
+            td["footprint"] = tuple(tuple(map(float, p)) for p in td["footprint"])
+            return TerrainPiece(**_known(TerrainPiece, td))
+
+        return cls(
+            frame_index=int(d.get("frame_index", 0)),
+            time_s=float(d.get("time_s", 0.0)),
+            fighters=tuple(fighter(f) for f in d.get("fighters", ())),
+            tokens=tuple(Token(**_known(Token, t)) for t in d.get("tokens", ())),
+            terrain=tuple(terrain(t) for t in d.get("terrain", ())),
+            calibration_health=d.get("calibration_health", "ok"),
+            hands_over_table=bool(d.get("hands_over_table", False)),
+            extra=dict(d.get("extra", {})),
+        )
+
+    def with_fighters(self, fighters: tuple[Fighter, ...]) -> "WorldState":
+        return replace(self, fighters=tuple(fighters))
+
+
+def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in d.items() if k in names}
