@@ -1,0 +1,102 @@
+"""Calibrating a table from a footage folder: intrinsics, table pose, terrain, background.
+
+A footage folder holds ``game.yaml``, ``calib/`` (views of the calibration board) and
+``table.jpg`` (the empty table; the clip's first frame stands in when it is missing).
+Intrinsics take a few seconds to compute, so they are cached by the content of the
+calibration views (``~/.cache/tabletracker``), never written into the footage folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .config import GameConfig
+from .errors import CalibrationError
+from .sources import footage_video, open_source
+from .world import TerrainPiece
+
+
+@dataclass
+class TableSetup:
+    """Everything fixed about one table and camera, ready for the per-frame pipeline."""
+
+    camera: Any  # calibration.camera.CameraModel
+    background: np.ndarray | None  # the empty table as this camera sees it
+    terrain: tuple[TerrainPiece, ...]
+    calibration_rms_px: float
+    pose_error_px: float
+
+
+def _cache_dir() -> Path:
+    root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tabletracker"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = False):
+    from calibration.boards import board_from_config
+    from calibration.camera import Intrinsics
+    from calibration.intrinsics import calibrate_camera
+
+    calib = folder / "calib"
+    if (folder / "camera.json").exists():
+        return Intrinsics.from_json(folder / "camera.json")
+    views = sorted(p for p in calib.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png")) if calib.is_dir() else []
+    if not views:
+        raise CalibrationError(f"{folder}: no calib/ views of the calibration board and no camera.json; "
+                               f"add board photos to calib/ or run calibrate-camera")
+    h = hashlib.sha256()
+    for p in views:
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    cached = _cache_dir() / f"camera-{h.hexdigest()[:16]}.json"
+    if cached.exists():
+        try:
+            return Intrinsics.from_json(cached)
+        except Exception:  # a damaged cache file is recomputed, not fatal
+            cached.unlink(missing_ok=True)
+    result = calibrate_camera(views, board_from_config(config.calibration_board), progress=progress)
+    result.intrinsics.to_json(cached)
+    return result.intrinsics
+
+
+def empty_table_image(folder: Path) -> tuple[np.ndarray, bool]:
+    """The empty-table picture, or the clip's first frame (second value False)."""
+    for name in ("table.jpg", "table.png"):
+        if (folder / name).exists():
+            img = cv2.imread(str(folder / name), cv2.IMREAD_COLOR)
+            if img is None:
+                raise CalibrationError(f"{folder / name}: unreadable image; re-take the empty-table photo")
+            return img, True
+    clip = footage_video(folder)
+    if clip is None:
+        raise CalibrationError(f"{folder}: no table.jpg and no clip to take the table from")
+    with open_source(clip) as src:
+        for _, _, frame in src:
+            return frame, False
+    raise CalibrationError(f"{clip}: no frames")
+
+
+def calibrate_folder(folder: str | Path, config: GameConfig, *, progress: bool = False) -> TableSetup:
+    from calibration.camera import CameraModel
+    from calibration.markers import detect_markers
+    from calibration.table import estimate_table_pose
+
+    from .terrain import terrain_from_markers
+
+    folder = Path(folder)
+    intr = intrinsics_for_folder(folder, config, progress=progress)
+    table_img, is_empty = empty_table_image(folder)
+    pose = estimate_table_pose(table_img, intr, config.table, terrain=config.terrain_library or None)
+    camera = CameraModel(intr, pose)
+    markers = detect_markers(table_img, config.table.dictionary)
+    terrain = terrain_from_markers(markers.ids, markers.corners, camera, config)
+    return TableSetup(camera=camera, background=table_img if is_empty else None, terrain=terrain,
+                      calibration_rms_px=float(intr.rms_px), pose_error_px=float(pose.reprojection_error_px))

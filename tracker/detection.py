@@ -1,0 +1,693 @@
+"""Detection: bases (with their side), tokens and terrain in one frame, in world inches.
+
+Why it works in a rectified view: every surface a base can stand on is a horizontal
+plane at a known height (the floor, a platform top). Re-sampling the camera image onto
+that plane (at the height of the base's top face, where the rim is) turns every rim into
+a true circle of its known radius, centred exactly above the base's centre, whatever
+the camera's tilt and lens. The rim is the signal: miniatures cover most of a base and
+may share the rim's colour, so the detector looks for a thin ring of the side's colour
+at one of the side's base radii, not for a blob.
+
+Colour is judged against the empty table (``table.jpg``): each pixel is explained as a
+mix of the background seen there and a side's rim colour; the mix fraction is the rim
+evidence. That keeps a green rim on green grass, or a white rim on pale sand, visible.
+
+Detections are one dataclass of parallel numpy arrays (the Roboflow supervision model),
+filtered with boolean masks: ``dets[dets.side == 0]``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .config import GameConfig
+from .world import MM_PER_IN, TerrainPiece
+
+KIND_BASE, KIND_OBJECTIVE, KIND_TREASURE = 0, 1, 2
+KIND_NAMES = {KIND_BASE: "base", KIND_OBJECTIVE: "objective", KIND_TREASURE: "treasure"}
+TOKEN_THICKNESS_IN = 2.0 / MM_PER_IN
+# Plain tokens' colours (eval sets: treasure is gold, objectives white with a black ring).
+TOKEN_COLOURS_BGR = {"treasure": (40, 175, 215), "objective": (235, 235, 235)}
+
+
+@dataclass
+class Detections:
+    """What one frame shows. Row i of every array describes detection i.
+
+    xyz: (N,3) world inches (x, y of the base's bottom centre or token centre; z of the
+    surface it stands on); kind: (N,) KIND_*; side: (N,) side index, -1 for tokens;
+    base_mm: (N,) base diameter (0 for tokens); tag_id: (N,) ArUco id or -1;
+    score: (N,) detector confidence 0..1; sigma_in: (N,) 1-sigma horizontal error.
+    """
+
+    xyz: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    kind: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    side: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    base_mm: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    tag_id: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    score: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    sigma_in: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # Frame-level observations (not per row).
+    terrain: tuple[TerrainPiece, ...] = ()
+    hand_mask: np.ndarray | None = None  # rectified floor mask of hands/arms over the table
+    hands: bool = False
+
+    _ROW_FIELDS = ("xyz", "kind", "side", "base_mm", "tag_id", "score", "sigma_in")
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def __getitem__(self, index: Any) -> "Detections":
+        rows = {name: getattr(self, name)[index] for name in self._ROW_FIELDS}
+        return Detections(**rows, terrain=self.terrain, hand_mask=self.hand_mask, hands=self.hands)
+
+    @classmethod
+    def merge(cls, parts: list["Detections"], **frame_level: Any) -> "Detections":
+        if not parts:
+            return cls(**frame_level)
+        rows = {name: np.concatenate([getattr(p, name) for p in parts]) for name in cls._ROW_FIELDS}
+        return cls(**rows, **frame_level)
+
+    @classmethod
+    def from_rows(cls, rows: list[dict[str, Any]]) -> "Detections":
+        if not rows:
+            return cls()
+        return cls(
+            xyz=np.array([r["xyz"] for r in rows], float).reshape(-1, 3),
+            kind=np.array([r["kind"] for r in rows], int),
+            side=np.array([r.get("side", -1) for r in rows], int),
+            base_mm=np.array([r.get("base_mm", 0.0) for r in rows], float),
+            tag_id=np.array([r.get("tag_id", -1) for r in rows], int),
+            score=np.array([r.get("score", 1.0) for r in rows], float),
+            sigma_in=np.array([r.get("sigma_in", 0.0) for r in rows], float),
+        )
+
+
+_fields_check = {f.name for f in fields(Detections)}
+assert set(Detections._ROW_FIELDS) <= _fields_check
+
+
+# ----------------------------------------------------------------------------------
+# Rectified views
+
+
+@dataclass
+class PlaneView:
+    """A top-down re-sampling of the camera image onto the plane z = ``z_in``, over the
+    world rectangle ``(x0, y0)``-``(x1, y1)`` at ``px_per_in``. Row 0 is the far (+y)
+    edge so the view looks like the table seen from above."""
+
+    z_in: float
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    px_per_in: float
+    map1: np.ndarray
+    map2: np.ndarray
+    valid: np.ndarray  # pixels whose source lies inside the camera image
+
+    @classmethod
+    def build(cls, camera: Any, z_in: float, rect: tuple[float, float, float, float], px_per_in: float,
+              image_size: tuple[int, int]) -> "PlaneView":
+        x0, y0, x1, y1 = rect
+        w = max(1, int(round((x1 - x0) * px_per_in)))
+        h = max(1, int(round((y1 - y0) * px_per_in)))
+        xs = x0 + (np.arange(w) + 0.5) / px_per_in
+        ys = y1 - (np.arange(h) + 0.5) / px_per_in
+        X, Y = np.meshgrid(xs, ys)
+        pts = np.column_stack([X.ravel(), Y.ravel(), np.full(X.size, z_in)])
+        uv = np.asarray(camera.project(pts), np.float64).reshape(h, w, 2).astype(np.float32)
+        W, H = image_size
+        valid = (uv[..., 0] >= 0) & (uv[..., 0] <= W - 1) & (uv[..., 1] >= 0) & (uv[..., 1] <= H - 1)
+        m1, m2 = cv2.convertMaps(uv[..., 0], uv[..., 1], cv2.CV_16SC2)
+        return cls(z_in, x0, y0, x1, y1, px_per_in, m1, m2, valid)
+
+    def sample(self, image: np.ndarray) -> np.ndarray:
+        return cv2.remap(image, self.map1, self.map2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+    def to_world(self, col: np.ndarray, row: np.ndarray) -> np.ndarray:
+        """Rectified pixel coordinates (centre-of-pixel convention) → world x, y."""
+        x = self.x0 + (np.asarray(col, float) + 0.5) / self.px_per_in
+        y = self.y1 - (np.asarray(row, float) + 0.5) / self.px_per_in
+        return np.column_stack([x, y])
+
+    def to_pixel(self, xy: np.ndarray) -> np.ndarray:
+        xy = np.asarray(xy, float).reshape(-1, 2)
+        return np.column_stack([(xy[:, 0] - self.x0) * self.px_per_in - 0.5,
+                                (self.y1 - xy[:, 1]) * self.px_per_in - 0.5])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.valid.shape
+
+
+# ----------------------------------------------------------------------------------
+# Colour evidence
+
+
+def _lab(image_bgr: np.ndarray) -> np.ndarray:
+    """Lab as float32 with a, b centred on 0. Lightness is scaled down because shading
+    and the lighting gradient change it far more than they change hue."""
+    lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
+    lab[..., 0] *= 0.35
+    lab[..., 1:] -= 128.0
+    return lab
+
+
+def rim_evidence(lab: np.ndarray, bg_lab: np.ndarray, rim_lab: np.ndarray) -> np.ndarray:
+    """Fraction of each pixel explained by the rim colour mixed over the known background.
+
+    pixel = bg + a * (rim - bg) + residual, a in [0, 1]: the evidence is a, discounted
+    by how badly the mix explains the pixel. Blur and the rim's thinness make a rim
+    pixel a partial mix, which this reads correctly where a plain colour distance
+    would not. A hue gate then keeps out what merely moves away from the background
+    (shadows, grey miniatures): the pixel itself must lean toward the rim's hue, or,
+    for a neutral (white) rim, be neutral and brighter than the table there.
+    """
+    d = rim_lab[None, None, :] - bg_lab
+    p = lab - bg_lab
+    dd = np.einsum("ijk,ijk->ij", d, d) + 1e-3
+    a = np.einsum("ijk,ijk->ij", p, d) / dd
+    a = np.clip(a, 0.0, 1.0)
+    res = p - a[..., None] * d
+    r2 = np.einsum("ijk,ijk->ij", res, res)
+    # Residual tolerance grows with the contrast between rim and background.
+    tol2 = 0.08 * dd + 60.0
+    ev = a * np.exp(-0.5 * r2 / tol2)
+    return (ev * hue_gate(lab, bg_lab, rim_lab)).astype(np.float32)
+
+
+def hue_gate(lab: np.ndarray, bg_lab: np.ndarray, rim_lab: np.ndarray) -> np.ndarray:
+    ca, cb = lab[..., 1], lab[..., 2]
+    chroma = np.sqrt(ca * ca + cb * cb)
+    rim_chroma = float(np.hypot(rim_lab[1], rim_lab[2]))
+    if rim_chroma < 15.0:
+        # Neutral rim: little colour, and lighter (or darker, for a black rim) than the
+        # table beneath, in raw lightness (lab[..., 0] is scaled by 0.35).
+        neutral = np.clip((22.0 - chroma) / 10.0, 0.0, 1.0)
+        dl = (lab[..., 0] - bg_lab[..., 0]) / 0.35
+        bright = rim_lab[0] / 0.35 > 128
+        contrast = np.clip(((dl if bright else -dl) - 8.0) / 20.0, 0.0, 1.0)
+        return neutral * contrast
+    cos = (ca * rim_lab[1] + cb * rim_lab[2]) / (chroma * rim_chroma + 1e-6)
+    along = np.clip((cos - 0.5) / 0.35, 0.0, 1.0)  # within ~60 deg of the rim's hue
+    strong = np.clip((chroma - 5.0) / 10.0, 0.0, 1.0)
+    return along * strong
+
+
+# ----------------------------------------------------------------------------------
+# Ring matching
+
+
+def ring_kernel(radius_px: float, width_px: float, outer_gap_px: float = 1.0, outer_width_px: float = 2.0,
+                outer_weight: float = 0.6) -> np.ndarray:
+    """An annulus of +1 total weight at the rim, and a thinner ring just outside it of
+    -``outer_weight`` total: a rim has table, not rim colour, just beyond it."""
+    R = int(np.ceil(radius_px + outer_gap_px + outer_width_px + 1))
+    yy, xx = np.mgrid[-R:R + 1, -R:R + 1].astype(np.float32)
+    rr = np.hypot(xx, yy)
+    inner = np.clip(1.0 - np.abs(rr - (radius_px - width_px / 2)) / (width_px / 2 + 0.5), 0, 1)
+    outer_c = radius_px + outer_gap_px + outer_width_px / 2
+    outer = np.clip(1.0 - np.abs(rr - outer_c) / (outer_width_px / 2 + 0.5), 0, 1)
+    k = inner / inner.sum() - outer_weight * outer / max(outer.sum(), 1e-6)
+    return k.astype(np.float32)
+
+
+def _local_maxima(resp: np.ndarray, threshold: float, radius: int) -> tuple[np.ndarray, np.ndarray]:
+    k = 2 * radius + 1
+    dil = cv2.dilate(resp, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    peaks = (resp >= dil) & (resp > threshold)
+    rows, cols = np.nonzero(peaks)
+    return rows, cols
+
+
+def _subpixel_peak(resp: np.ndarray, r: int, c: int) -> tuple[float, float]:
+    """Parabolic interpolation of a peak in each axis."""
+    h, w = resp.shape
+    dr = dc = 0.0
+    if 0 < r < h - 1:
+        a, b, d = resp[r - 1, c], resp[r, c], resp[r + 1, c]
+        den = a - 2 * b + d
+        if den < 0:
+            dr = float(np.clip(0.5 * (a - d) / den, -0.5, 0.5))
+    if 0 < c < w - 1:
+        a, b, d = resp[r, c - 1], resp[r, c], resp[r, c + 1]
+        den = a - 2 * b + d
+        if den < 0:
+            dc = float(np.clip(0.5 * (a - d) / den, -0.5, 0.5))
+    return r + dr, c + dc
+
+
+@dataclass
+class _Candidate:
+    row: float
+    col: float
+    side: int
+    base_mm: float
+    score: float
+    view: int
+
+
+# ----------------------------------------------------------------------------------
+
+
+class TableDetector:
+    """Finds bases, tokens and terrain in frames from one calibrated camera.
+
+    ``camera`` needs ``project(xyz) -> uv`` and ``unproject(uv, z) -> xy`` (see
+    calibration.camera.CameraModel).
+    """
+
+    def __init__(self, config: GameConfig, camera: Any, *, image_size: tuple[int, int] | None = None,
+                 px_per_in: float | None = None, background: np.ndarray | None = None,
+                 terrain: tuple[TerrainPiece, ...] = ()):
+        self.config = config
+        self.camera = camera
+        self.image_size = image_size or getattr(getattr(camera, "intrinsics", None), "image_size", None) \
+            or config.image_size or (1280, 720)
+        self.px_per_in = px_per_in or self._native_px_per_in()
+        self.terrain: tuple[TerrainPiece, ...] = tuple(terrain)
+        self.timings_ms: dict[str, float] = {}
+        self.score_threshold = 0.08  # ring correlation: generous, candidates are fitted next
+        self.min_coverage = 0.25  # share of the rim's circle seen as a clean edge
+        self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
+        self._background_bgr = background
+        self._build_views()
+
+    # -- set-up ----------------------------------------------------------------------
+    def _native_px_per_in(self) -> float:
+        """Sample the table about as finely as the camera sees it at the table centre."""
+        W, D = self.config.table.play_area_in
+        c = np.array([[W / 2, D / 2, 0.0], [W / 2 + 1.0, D / 2, 0.0], [W / 2, D / 2 + 1.0, 0.0]])
+        uv = np.asarray(self.camera.project(c), float)
+        native = 0.5 * (np.linalg.norm(uv[1] - uv[0]) + np.linalg.norm(uv[2] - uv[0]))
+        return float(np.clip(round(native), 12, 40))
+
+    def _build_views(self) -> None:
+        W, D = self.config.table.play_area_in
+        t = self.config.base_thickness_in
+        margin = 1.0
+        rect = (-margin, -margin, W + margin, D + margin)
+        self.floor = PlaneView.build(self.camera, t, rect, self.px_per_in, self.image_size)
+        self.token_view = None
+        self.platform_views: list[tuple[TerrainPiece, PlaneView, np.ndarray]] = []
+        self._terrain_mask_floor = np.zeros(self.floor.shape, bool)
+        self._rebuild_terrain_views()
+        self.set_background(self._background_bgr)
+
+    def _rebuild_terrain_views(self) -> None:
+        t = self.config.base_thickness_in
+        self.platform_views = []
+        mask = np.zeros(self.floor.shape, np.uint8)
+        for piece in self.terrain:
+            # Everything a terrain piece covers in the image is not floor: mask the image
+            # region of its whole box (footprint from the floor to its top), seen from the
+            # floor view.
+            fp = np.asarray(piece.footprint, float)
+            box = np.vstack([np.column_stack([fp, np.zeros(len(fp))]),
+                             np.column_stack([fp, np.full(len(fp), piece.height_in)])])
+            uv = np.asarray(self.camera.project(box), float)
+            hull_img = cv2.convexHull(uv.astype(np.float32))
+            img_mask = np.zeros((self.image_size[1], self.image_size[0]), np.uint8)
+            cv2.fillConvexPoly(img_mask, np.round(hull_img).astype(np.int32), 255)
+            mask |= self.floor.sample(img_mask)
+            if piece.type == "platform":
+                xs, ys = fp[:, 0], fp[:, 1]
+                rect = (xs.min() - 0.2, ys.min() - 0.2, xs.max() + 0.2, ys.max() + 0.2)
+                view = PlaneView.build(self.camera, piece.height_in + t, rect, self.px_per_in, self.image_size)
+                inside = np.zeros(view.shape, np.uint8)
+                cv2.fillPoly(inside, [np.round(view.to_pixel(fp)).astype(np.int32)], 255)
+                self.platform_views.append((piece, view, inside > 0))
+        self._terrain_mask_floor = mask > 0
+
+    def set_terrain(self, terrain: tuple[TerrainPiece, ...]) -> None:
+        self.terrain = tuple(terrain)
+        self._rebuild_terrain_views()
+        self.set_background(self._background_bgr)
+
+    def set_camera(self, camera: Any) -> None:
+        """Re-pose (after a camera bump): the views are rebuilt, the background kept."""
+        self.camera = camera
+        self._build_views()
+
+    def set_background(self, empty_table_bgr: np.ndarray | None) -> None:
+        """The empty table, as the camera sees it (``table.jpg``). Without one, the first
+        frame processed stands in (rims then read against a frame with bases on it,
+        which costs recall where fighters stood)."""
+        self._background_bgr = empty_table_bgr
+        self._bg_floor = None if empty_table_bgr is None else _lab(self.floor.sample(empty_table_bgr))
+        self._bg_platforms = [] if empty_table_bgr is None else \
+            [_lab(v.sample(empty_table_bgr)) for _, v, _ in self.platform_views]
+
+    # -- per frame -------------------------------------------------------------------
+    def detect(self, frame: np.ndarray, markers: Any = None) -> Detections:
+        """Bases, tokens and terrain in one frame. ``markers``: the frame's ArUco
+        detections (calibration.markers.MarkerDetections) if the caller already has them
+        (the pipeline finds them once for pose tracking and tokens alike)."""
+        t0 = time.perf_counter()
+        if markers is None:
+            from calibration.markers import detect_markers
+
+            markers = detect_markers(frame, self.config.table.dictionary)
+        if self._background_bgr is None:
+            self.set_background(frame)
+        floor_bgr = self.floor.sample(frame)
+        lab = _lab(floor_bgr)
+        t1 = time.perf_counter()
+        hand = self._hand_mask(floor_bgr, lab)
+        usable = self.floor.valid & ~self._terrain_mask_floor & ~hand
+        evs: dict[tuple[int, int], np.ndarray] = {}
+        cands = self._find_rings(lab, self._bg_floor, usable, -1, evs)
+        for i, (piece, view, inside) in enumerate(self.platform_views):
+            plab = _lab(view.sample(frame))
+            cands += self._find_rings(plab, self._bg_platforms[i], inside & view.valid, i, evs)
+        t2 = time.perf_counter()
+        bases = self._bases_from_candidates(self._refine(cands, evs))
+        t3 = time.perf_counter()
+        tokens = self._tokens(frame, floor_bgr, lab, usable, markers)
+        t4 = time.perf_counter()
+        self.timings_ms = {"rectify": (t1 - t0) * 1e3, "rings": (t2 - t1) * 1e3, "select": (t3 - t2) * 1e3,
+                           "tokens": (t4 - t3) * 1e3}
+        return Detections.merge([bases, tokens], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()))
+
+    # -- tokens ------------------------------------------------------------------------
+    def _surface_height(self, xy: np.ndarray) -> float:
+        """Height of the surface at a world point: the highest platform whose footprint
+        holds it, else the floor."""
+        from shapely.geometry import Point, Polygon
+
+        z = 0.0
+        for piece in self.terrain:
+            if piece.type == "platform" and Polygon(piece.footprint).contains(Point(float(xy[0]), float(xy[1]))):
+                z = max(z, piece.height_in)
+        return z
+
+    def _tokens(self, frame: np.ndarray, floor_bgr: np.ndarray, lab: np.ndarray, usable: np.ndarray,
+                markers: Any) -> Detections:
+        """Tokens are 1 in discs lying on the floor or a platform. Each disc found is
+        looked at again up close: a top-down crop at 4x the table resolution, where a
+        0.66 in tag (too small for a whole-frame search) decodes reliably."""
+        rows = []
+        taken: list[np.ndarray] = []
+
+        def add(xy, z, kind, tag, score):
+            taken.append(np.asarray(xy, float))
+            rows.append({"xyz": (float(xy[0]), float(xy[1]), z), "kind": kind, "tag_id": tag, "score": score})
+
+        if markers is not None:  # tags big enough to be found in the whole frame
+            for tag_id, corners in zip(markers.ids, markers.corners):
+                kind = self._token_kind(int(tag_id))
+                if kind is None:
+                    continue
+                xy = np.asarray(self.camera.unproject(corners, TOKEN_THICKNESS_IN), float).mean(axis=0)
+                z = self._surface_height(xy)
+                if z > 0:
+                    xy = np.asarray(self.camera.unproject(corners, z + TOKEN_THICKNESS_IN), float).mean(axis=0)
+                add(xy, z, kind, int(tag_id), 1.0)
+        diam = max(spec.diameter_in for spec in self.config.tokens.values())
+        n_tokens = sum(len(spec.tag_ids) + spec.untagged for spec in self.config.tokens.values())
+        for xy, score, which in self._discs(lab, usable, diam, max(4, 2 * n_tokens)):
+            if any(np.hypot(*(xy - t)) < diam for t in taken):
+                continue
+            tag = self._decode_token_tag(frame, xy, diam)
+            if tag is not None:
+                add(xy, 0.0, self._token_kind(tag) or KIND_OBJECTIVE, tag, score)
+            elif which == "treasure" and self.config.tokens["treasure"].untagged > 0:
+                add(xy, 0.0, KIND_TREASURE, -1, score)
+            elif which == "objective" and self.config.tokens["objective"].untagged > 0:
+                add(xy, 0.0, KIND_OBJECTIVE, -1, score)
+        dets = Detections.from_rows(rows)
+        if len(dets):
+            sig = getattr(self.camera, "position_sigma", None)
+            if sig is not None:
+                s = np.asarray(sig(dets.xyz), float).reshape(len(dets), -1)
+                dets.sigma_in = np.linalg.norm(s, axis=1) if s.shape[1] > 1 else s[:, 0]
+        return dets
+
+    def _token_kind(self, tag_id: int) -> int | None:
+        kind = self.config.token_kind_for_tag(tag_id)
+        if kind is None:  # the physical spec's id ranges
+            kind = "objective" if 40 <= tag_id <= 59 else "treasure" if 60 <= tag_id <= 79 else None
+        return None if kind is None else (KIND_OBJECTIVE if kind == "objective" else KIND_TREASURE)
+
+    def _decode_token_tag(self, frame: np.ndarray, xy: np.ndarray, diam: float) -> int | None:
+        """Read a tag printed to fill a token. Its corners nearly touch the disc's edge,
+        which defeats ArUco's own square finder; but the tag is centred on a disc we
+        have already found, so: take the dark square inside the disc, straighten it to
+        a 6x6 cell grid (border plus 4x4 bits) and look the bits up in the dictionary,
+        in all four rotations."""
+        from calibration.markers import get_dictionary
+
+        S = self.px_per_in * 4
+        half = 0.6 * diam
+        view = PlaneView.build(self.camera, TOKEN_THICKNESS_IN, (xy[0] - half, xy[1] - half, xy[0] + half, xy[1] + half),
+                               S, self.image_size)
+        gray = cv2.cvtColor(view.sample(frame), cv2.COLOR_BGR2GRAY)
+        h, w = gray.shape
+        disc = np.zeros((h, w), np.uint8)
+        cv2.circle(disc, (w // 2, h // 2), int(round(diam / 2 * S * 0.9)), 255, -1)
+        vals = gray[disc > 0]
+        if vals.size < 50 or vals.max() - vals.min() < 60:
+            return None
+        thr, _ = cv2.threshold(vals.reshape(-1, 1), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        dark = ((gray < thr) & (disc > 0)).astype(np.uint8)
+        dark = cv2.morphologyEx(dark, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(dark)
+        if n < 2:
+            return None
+        big = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+        pts = np.column_stack(np.nonzero(labels == big)[::-1]).astype(np.float32)
+        (cx, cy), (rw, rh), ang = cv2.minAreaRect(pts)
+        side = 0.5 * (rw + rh)
+        if side < 0.4 * diam * S or abs(rw - rh) > 0.2 * side:
+            return None
+        box = cv2.boxPoints(((cx, cy), (side, side), ang)).astype(np.float32)
+        cell = 8
+        dst = np.array([[0, 0], [6 * cell, 0], [6 * cell, 6 * cell], [0, 6 * cell]], np.float32)
+        M = cv2.getPerspectiveTransform(box, dst)
+        flat = cv2.warpPerspective(gray, M, (6 * cell, 6 * cell))
+        centres = flat[cell // 2::cell, cell // 2::cell][:6, :6].astype(float)
+        bits = (centres > thr).astype(np.uint8)
+        if bits[0, :].any() or bits[-1, :].any() or bits[:, 0].any() or bits[:, -1].any():
+            return None  # not a marker border
+        dictionary = get_dictionary(self.config.table.dictionary)
+        ok, idx, _rot = dictionary.identify(bits[1:-1, 1:-1], 0.0)
+        if ok and self._token_kind(int(idx)) is not None:
+            return int(idx)
+        return None
+
+    def _discs(self, lab: np.ndarray, usable: np.ndarray, diameter_in: float, n_max: int):
+        """Token-sized discs: bright neutral (white tokens, printed tags) or gold. Yields
+        (xy, score, 'objective' | 'treasure')."""
+        out = []
+        for which in ("objective", "treasure"):
+            out += [(xy, sc, which) for xy, sc in self._untagged_discs(lab, usable, which, diameter_in, n_max)]
+        return out
+
+    def _untagged_discs(self, lab: np.ndarray, usable: np.ndarray, kind: str, diameter_in: float, n_max: int):
+        """Plain tokens: a treasure is a gold disc, an objective a white disc with a black
+        ring. A disc of exactly the token's size, with table all round it, is a token; a
+        miniature of the same colour is neither round nor of that size."""
+        if kind == "objective":
+            # White discs, black rings, printed tags: anything that differs from the
+            # empty table; the disc's size and roundness then decide.
+            diff = lab - self._bg_floor
+            ev = np.clip(np.sqrt(np.einsum("ijk,ijk->ij", diff, diff)) / 25.0, 0, 1).astype(np.float32)
+        else:
+            ev = rim_evidence(lab, self._bg_floor, _lab(np.uint8([[TOKEN_COLOURS_BGR[kind]]]))[0, 0])
+        ev[~usable] = 0.0
+        S = self.px_per_in
+        r = diameter_in / 2 * S
+        k = ring_kernel(r * 0.78, r * 0.45, outer_gap_px=1.5, outer_width_px=2.0, outer_weight=0.8)
+        resp = cv2.filter2D(ev, -1, k)
+        rows, cols = _local_maxima(resp, 0.25, int(r))
+        found = []
+        for rr, cc in sorted(zip(rows, cols), key=lambda rc: -resp[rc[0], rc[1]])[: 4 * n_max]:
+            pr, pc = _subpixel_peak(resp, int(rr), int(cc))
+            n_rays = 64
+            ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
+            rho = np.arange(0.4 * r, r + 0.35 * S, 0.5, dtype=np.float32)
+            X = (pc + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
+            Y = (pr + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
+            prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+            fit = _fit_rim(prof, rho, np.cos(ang), np.sin(ang), pc, pr)
+            if fit is None:
+                continue
+            cx, cy, rad, cover, _ = fit
+            if abs(rad - r - self.edge_bias_px) > max(1.2, 0.12 * r) or cover < 0.5:
+                continue
+            xy = self.floor.to_world(np.array([cx]), np.array([cy]))[0]
+            found.append((xy, cover))
+        found.sort(key=lambda f: -f[1])
+        kept: list[tuple[np.ndarray, float]] = []
+        for xy, score in found:
+            if all(np.hypot(*(xy - k2)) > diameter_in for k2, _ in kept):
+                kept.append((xy, score))
+        return kept[:n_max]
+
+    def _hand_mask(self, floor_bgr: np.ndarray, lab: np.ndarray) -> np.ndarray:
+        """Skin-coloured regions far larger than any base: hands and arms."""
+        ycc = cv2.cvtColor(floor_bgr, cv2.COLOR_BGR2YCrCb)
+        skin = cv2.inRange(ycc, (40, 138, 77), (255, 178, 127))
+        if self._bg_floor is not None:
+            bg_skin = np.abs(lab - self._bg_floor).sum(axis=2) > 12
+            skin &= bg_skin.astype(np.uint8) * 255
+        k = max(3, int(self.px_per_in * 0.15) | 1)
+        skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
+        big = np.zeros(n, bool)
+        # A hand covers well over 6 square inches; the largest base (130 mm) is ~20.
+        big[1:] = stats[1:, cv2.CC_STAT_AREA] > 6.0 * self.px_per_in ** 2
+        mask = big[labels]
+        if mask.any():
+            g = int(self.px_per_in * 0.6) | 1
+            mask = cv2.dilate(mask.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (g, g))) > 0
+        return mask
+
+    def _side_lab(self) -> list[tuple[int, np.ndarray, tuple[float, ...]]]:
+        out = []
+        for s in self.config.sides:
+            lab = _lab(np.uint8([[s.rim_bgr]]))[0, 0]
+            sizes = tuple(sorted(set(s.bases_mm))) or self.config.base_diameters_mm or (25.0, 32.0, 40.0, 50.0, 60.0)
+            out.append((s.index, lab, sizes))
+        return out
+
+    def _find_rings(self, lab: np.ndarray, bg_lab: np.ndarray, usable: np.ndarray, view_index: int,
+                    evs: dict[tuple[int, int], np.ndarray]) -> list[_Candidate]:
+        S = self.px_per_in
+        rim_w = max(1.5, 0.09 * S)
+        out: list[_Candidate] = []
+        for side, rim_lab, sizes in self._side_lab():
+            ev = rim_evidence(lab, bg_lab, rim_lab)
+            ev[~usable] = 0.0
+            evs[(view_index, side)] = ev
+            # Candidates come from a half-resolution correlation (4x cheaper); the fit
+            # that follows works at full resolution.
+            half = cv2.resize(ev, (max(1, ev.shape[1] // 2), max(1, ev.shape[0] // 2)), interpolation=cv2.INTER_AREA)
+            for mm in sizes:
+                r = mm / MM_PER_IN / 2 * S / 2
+                resp = cv2.filter2D(half, -1, ring_kernel(r, max(1.0, rim_w / 2)))
+                rows, cols = _local_maxima(resp, self.score_threshold, max(2, int(r * 0.6)))
+                for rr, cc in zip(rows, cols):
+                    pr, pc = _subpixel_peak(resp, int(rr), int(cc))
+                    out.append(_Candidate(2 * pr + 0.5, 2 * pc + 0.5, side, mm, float(resp[rr, cc]), view_index))
+        return out
+
+    def _refine(self, cands: list[_Candidate], ev_by_view_side: dict[tuple[int, int], np.ndarray]) -> list[dict]:
+        """Fit each candidate's rim: the outer edge of the side's colour along rays from
+        the candidate centre, then a robust circle through those edge points. The fitted
+        radius picks the size class; the share of rays whose edge lies on the circle is
+        the score (a true rim is a circle; a miniature's outline is not)."""
+        out = []
+        S = self.px_per_in
+        n_rays = 96
+        ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
+        cos, sin = np.cos(ang), np.sin(ang)
+        side_sizes = {s: sizes for s, _, sizes in self._side_lab()}
+        for c in cands:
+            ev = ev_by_view_side[(c.view, c.side)]
+            r0 = c.base_mm / MM_PER_IN / 2 * S
+            rho = np.arange(0.6 * r0, r0 + 0.35 * S, 0.5, dtype=np.float32)
+            X = (c.col + rho[None, :] * cos[:, None]).astype(np.float32)
+            Y = (c.row + rho[None, :] * sin[:, None]).astype(np.float32)
+            prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+            fit = _fit_rim(prof, rho, cos, sin, c.col, c.row)
+            if fit is None:
+                continue
+            cx, cy, rad, inlier_frac, resid = fit
+            sizes = side_sizes[c.side]
+            r_sizes = np.array(sizes) / MM_PER_IN / 2 * S + self.edge_bias_px
+            k = int(np.argmin(np.abs(r_sizes - rad)))
+            tol = max(0.9, 0.045 * r_sizes[k])
+            if abs(r_sizes[k] - rad) > tol:
+                continue
+            out.append({"row": cy, "col": cx, "side": c.side, "base_mm": sizes[k], "view": c.view,
+                        "score": inlier_frac, "radius_px": rad, "resid": resid, "corr": c.score})
+        return out
+
+    def _bases_from_candidates(self, fits: list[dict]) -> Detections:
+        """Non-maximum suppression across sides and sizes: bases never overlap, so of
+        candidates closer than their radii allow, only the best-scoring stands."""
+        fits = sorted(fits, key=lambda c: -c["score"])
+        kept: list[tuple[np.ndarray, float]] = []
+        rows = []
+        t = self.config.base_thickness_in
+        for c in fits:
+            if c["score"] < self.min_coverage:
+                break
+            if c["view"] < 0:
+                view, z = self.floor, 0.0
+            else:
+                piece, view, _ = self.platform_views[c["view"]]
+                z = piece.height_in
+            xy = view.to_world(np.array([c["col"]]), np.array([c["row"]]))[0]
+            r_in = c["base_mm"] / MM_PER_IN / 2
+            if any(np.linalg.norm(xy - kxy) < 0.85 * (r_in + kr) for kxy, kr in kept):
+                continue
+            kept.append((xy, r_in))
+            rows.append({"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"],
+                         "base_mm": c["base_mm"], "score": c["score"]})
+        dets = Detections.from_rows(rows)
+        if len(dets):
+            top = dets.xyz.copy()
+            top[:, 2] += t
+            sig = getattr(self.camera, "position_sigma", None)
+            if sig is not None:
+                s = np.asarray(sig(top), float).reshape(len(dets), -1)
+                dets.sigma_in = np.linalg.norm(s, axis=1) if s.shape[1] > 1 else s[:, 0]
+        return dets
+
+
+def _fit_rim(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: float, cy: float):
+    """Outer-edge points of a rim along rays, and a robust circle through them.
+
+    prof[i, j]: rim evidence on ray i at radius rho[j]. On each ray the edge is where the
+    evidence falls through half its peak, going outward, and stays low beyond. Returns
+    (cx, cy, radius, inlier fraction, rms residual) or None.
+    """
+    n, m = prof.shape
+    peak = prof.max(axis=1)
+    jpk = prof.argmax(axis=1)
+    ok = peak > 0.10
+    half = 0.5 * peak[:, None]
+    jj = np.arange(m)[None, :]
+    below = (prof < half) & (jj > jpk[:, None])
+    has = below.any(axis=1) & ok
+    j1 = np.where(has, below.argmax(axis=1), 0)
+    # Beyond the edge the table must stay clear for a few samples (a rim, not a blob).
+    padded = np.pad(prof, ((0, 0), (0, 4)))
+    tail = np.max(np.stack([padded[:, k:k + m] for k in range(4)]), axis=0)
+    clear = (tail[np.arange(n), j1] < 0.6 * peak) & (j1 > 0)
+    use = np.flatnonzero(has & clear)
+    if len(use) < 12:
+        return None
+    a = prof[use, j1[use] - 1]
+    b = prof[use, j1[use]]
+    h = half[use, 0]
+    frac = np.clip((a - h) / np.maximum(a - b, 1e-6), 0, 1)
+    r_edge = rho[j1[use] - 1] + frac * (rho[1] - rho[0])
+    px = cx + r_edge * cos[use]
+    py = cy + r_edge * sin[use]
+    w = np.ones(len(use))
+    xc, yc, R = cx, cy, float(np.median(r_edge))
+    for _ in range(6):
+        # Kasa circle fit, re-weighted: edge points off the circle (a miniature's
+        # outline, another base's rim) lose their say.
+        A = np.column_stack([px, py, np.ones_like(px)])
+        bb = px ** 2 + py ** 2
+        sw = np.sqrt(w)
+        sol, *_ = np.linalg.lstsq(A * sw[:, None], bb * sw, rcond=None)
+        xc, yc = sol[0] / 2, sol[1] / 2
+        R = float(np.sqrt(max(sol[2] + xc ** 2 + yc ** 2, 1e-6)))
+        res = np.hypot(px - xc, py - yc) - R
+        w = (np.abs(res) < 0.9).astype(float) + 1e-3
+    inl = np.abs(res) < 0.9
+    if inl.sum() < 10:
+        return None
+    return float(xc), float(yc), R, float(inl.sum() / n), float(np.sqrt(np.mean(res[inl] ** 2)))

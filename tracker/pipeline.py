@@ -1,0 +1,102 @@
+"""The per-frame pipeline: frame → calibration → detection → tracking → world state.
+
+>>> pipe = Pipeline.from_footage(default_footage())          # doctest: +SKIP
+>>> for index, t, frame in open_source(default_footage()):   # doctest: +SKIP
+...     result = pipe.process(frame, index, t)
+...     result.state.fighters
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from .config import GameConfig
+from .errors import CalibrationError, UserError
+from .sources import default_footage, footage_video, open_source  # noqa: F401  (re-exported)
+from .world import WorldState
+
+
+@dataclass
+class FrameResult:
+    index: int
+    time_s: float
+    frame: np.ndarray
+    state: WorldState
+    detections: object = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class Pipeline:
+    """Holds the game config, the camera model and the tracker state of one table.
+
+    Each frame: the ArUco markers are found once; the table markers re-pose a bumped
+    camera (calibration.live.PoseTracker), the token tags feed detection; then bases
+    and tokens are detected and tracked into a WorldState.
+    """
+
+    def __init__(self, config: GameConfig, setup, *, fps: float = 15.0):
+        from calibration.live import PoseTracker
+
+        from .detection import TableDetector
+        from .tracking import FighterTracker
+
+        self.config = config
+        self.setup = setup
+        self.camera = setup.camera
+        intr = getattr(self.camera, "intrinsics", None)
+        self.pose_tracker = PoseTracker(intr, config.table, pose=self.camera.pose) if intr is not None else None
+        self.health = "ok"
+        self.detector = TableDetector(config, self.camera, background=setup.background, terrain=setup.terrain)
+        self.tracker = FighterTracker(config, fps=fps)
+
+    @classmethod
+    def from_footage(cls, folder: str | Path, *, progress: bool = False) -> "Pipeline":
+        """Calibrate from a footage folder: ``game.yaml`` (or ``setup.json``), ``calib/``
+        (board views → intrinsics, cached) and ``table.jpg`` or the clip's first frame
+        (table pose, terrain, background)."""
+        from .calibrate import calibrate_folder
+
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise UserError(f"{folder}: footage folder not found; give a folder with game.yaml, calib/ and a clip")
+        config = GameConfig.load(folder)
+        setup = calibrate_folder(folder, config, progress=progress)
+        fps = 15.0
+        clip = footage_video(folder)
+        if clip is not None and clip.is_file():
+            with open_source(clip) as src:
+                fps = src.fps
+        return cls(config, setup, fps=fps)
+
+    @classmethod
+    def from_files(cls, game: str | Path, camera_json: str | Path, table_json: str | Path,
+                   background: np.ndarray | None = None) -> "Pipeline":
+        from calibration.camera import CameraModel, Intrinsics, TablePose
+
+        from .calibrate import TableSetup
+
+        config = GameConfig.load(game)
+        try:
+            camera = CameraModel(Intrinsics.from_json(camera_json), TablePose.from_json(table_json))
+        except (OSError, json.JSONDecodeError, KeyError) as e:
+            raise CalibrationError(f"cannot read calibration ({e}); re-run calibrate-camera / calibrate-table") from None
+        return cls(config, TableSetup(camera, background, (), float("nan"), float("nan")))
+
+    def process(self, frame: np.ndarray, index: int = 0, time_s: float = 0.0) -> FrameResult:
+        from calibration.markers import detect_markers
+
+        markers = detect_markers(frame, self.config.table.dictionary)
+        if self.pose_tracker is not None:
+            status = self.pose_tracker.update(detections=markers, frame_index=index)
+            self.health = status.health
+            if status.changed and status.camera is not None and index > 0:
+                self.camera = status.camera
+                self.detector.set_camera(self.camera)
+        dets = self.detector.detect(frame, markers=markers)
+        state = self.tracker.update(dets, index, time_s)
+        state = replace(state, calibration_health=self.health)
+        return FrameResult(index, time_s, frame, state, dets, dict(self.detector.timings_ms))

@@ -1,0 +1,208 @@
+"""Tracking: persistent fighter ids across frames, and what happened to them.
+
+Each frame's bases are assigned to the known fighters by minimum total distance
+(scipy's ``linear_sum_assignment``), gated by how far a fighter can have gone since it
+was last seen, and never across sides. A new base must be seen in consecutive frames
+before it becomes a fighter (no phantoms from one bad frame); a fighter that is not
+seen is kept at its last position, marked occluded, while a hand is over it or for a
+grace period; after that it is removed from the table.
+
+Events (``moved``, ``placed``, ``removed``) are reported with their distances so the
+ruling log can show them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from .config import GameConfig
+from .detection import KIND_BASE, KIND_NAMES, KIND_OBJECTIVE, KIND_TREASURE, Detections
+from .world import MM_PER_IN, Base, Fighter, Token, WorldState
+
+UNMATCHED = 1e6
+
+
+@dataclass
+class _Track:
+    id: str
+    side: int
+    base_mm: float
+    xyz: np.ndarray
+    sigma_in: float
+    hits: int = 1
+    last_seen: int = 0
+    confirmed: bool = False
+    occluded: bool = False
+    moving_from: np.ndarray | None = None  # where a move began, for the "moved" event
+    still_frames: int = 0
+
+
+@dataclass
+class Event:
+    frame: int
+    time_s: float
+    kind: str  # placed | moved | removed | token placed | token removed
+    subject: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"frame": self.frame, "time_s": round(self.time_s, 3), "kind": self.kind,
+                "subject": self.subject, **self.detail}
+
+
+class FighterTracker:
+    def __init__(self, config: GameConfig, *, fps: float = 15.0, max_speed_in_s: float = 30.0,
+                 confirm_hits: int = 2, grace_s: float = 1.5, still_in: float = 0.1):
+        self.config = config
+        self.fps = fps
+        self.max_speed_in_s = max_speed_in_s
+        self.confirm_hits = confirm_hits
+        self.grace_s = grace_s
+        self.still_in = still_in
+        self.tracks: list[_Track] = []
+        self.events: list[Event] = []
+        self._next_id = 1
+        self._last_index = -1
+        self._tokens: dict[str, Token] = {}
+
+    def events_as_dicts(self) -> list[dict[str, Any]]:
+        return [e.to_dict() for e in self.events]
+
+    def _gate(self, frames_gap: int) -> float:
+        return 0.6 + self.max_speed_in_s * max(1, frames_gap) / self.fps
+
+    def update(self, dets: Detections, index: int, time_s: float) -> WorldState:
+        bases = dets[dets.kind == KIND_BASE]
+        self._assign(bases, dets, index, time_s)
+        self._last_index = index
+        fighters = tuple(
+            Fighter(id=t.id, side=t.side, x=float(t.xyz[0]), y=float(t.xyz[1]), z=float(t.xyz[2]),
+                    base=Base.round_mm(t.base_mm), sigma_in=float(t.sigma_in), occluded=t.occluded)
+            for t in self.tracks if t.confirmed)
+        tokens = self._update_tokens(dets, index, time_s)
+        return WorldState(frame_index=index, time_s=time_s, fighters=fighters, tokens=tokens,
+                          terrain=dets.terrain, hands_over_table=dets.hands,
+                          extra={"events": [e.to_dict() for e in self.events[-50:]]})
+
+    # -- fighters ----------------------------------------------------------------------
+    def _assign(self, bases: Detections, dets: Detections, index: int, time_s: float) -> None:
+        n_t, n_d = len(self.tracks), len(bases)
+        matched_t: set[int] = set()
+        matched_d: set[int] = set()
+        if n_t and n_d:
+            cost = np.full((n_t, n_d), UNMATCHED)
+            for i, t in enumerate(self.tracks):
+                gate = self._gate(index - t.last_seen) * (4.0 if t.occluded else 1.0)
+                d = np.linalg.norm(bases.xyz[:, :2] - t.xyz[:2], axis=1)
+                same_side = bases.side == t.side
+                size_pen = np.where(np.abs(bases.base_mm - t.base_mm) < 1.0, 0.0, 0.3)
+                ok = same_side & (d <= gate)
+                cost[i, ok] = d[ok] + size_pen[ok]
+            rows, cols = linear_sum_assignment(cost)
+            for i, j in zip(rows, cols):
+                if cost[i, j] >= UNMATCHED:
+                    continue
+                self._hit(self.tracks[i], bases, j, index, time_s)
+                matched_t.add(i)
+                matched_d.add(j)
+        hand = dets.hand_mask
+        for i, t in enumerate(self.tracks):
+            if i in matched_t:
+                continue
+            t.occluded = t.confirmed
+        keep = []
+        for t in self.tracks:
+            gone_s = (index - t.last_seen) / self.fps
+            if t.last_seen == index or (t.confirmed and (dets.hands or gone_s <= self.grace_s)):
+                keep.append(t)
+            elif t.confirmed:
+                self.events.append(Event(index, time_s, "removed", t.id,
+                                         {"x": round(float(t.xyz[0]), 2), "y": round(float(t.xyz[1]), 2)}))
+            # an unconfirmed track that missed a frame is dropped silently: a phantom
+        self.tracks = keep
+        del hand
+        for j in range(n_d):
+            if j not in matched_d:
+                self.tracks.append(_Track(id="", side=int(bases.side[j]), base_mm=float(bases.base_mm[j]),
+                                          xyz=bases.xyz[j].copy(), sigma_in=float(bases.sigma_in[j]),
+                                          last_seen=index))
+                if self.confirm_hits <= 1:
+                    self._confirm(self.tracks[-1], index, time_s)
+
+    def _hit(self, t: _Track, bases: Detections, j: int, index: int, time_s: float) -> None:
+        new = bases.xyz[j]
+        step = float(np.linalg.norm(new[:2] - t.xyz[:2]))
+        if t.confirmed:
+            if step > self.still_in and t.moving_from is None:
+                t.moving_from = t.xyz.copy()
+            if t.moving_from is not None:
+                t.still_frames = t.still_frames + 1 if step <= self.still_in / 2 else 0
+                if t.still_frames >= 3:
+                    dist = float(np.linalg.norm(new - t.moving_from))
+                    if dist > 0.25:
+                        self.events.append(Event(index, time_s, "moved", t.id, {"distance_in": round(dist, 2)}))
+                    t.moving_from, t.still_frames = None, 0
+        # Light smoothing when still (sub-pixel noise), none when moving (no lag).
+        alpha = 0.5 if step < self.still_in and t.confirmed else 1.0
+        t.xyz = (1 - alpha) * t.xyz + alpha * new
+        t.sigma_in = float(bases.sigma_in[j])
+        t.base_mm = float(bases.base_mm[j]) if t.hits < 5 else t.base_mm
+        t.hits += 1
+        t.last_seen = index
+        t.occluded = False
+        if not t.confirmed and t.hits >= self.confirm_hits:
+            self._confirm(t, index, time_s)
+
+    def _confirm(self, t: _Track, index: int, time_s: float) -> None:
+        t.confirmed = True
+        t.id = f"f{self._next_id}"
+        self._next_id += 1
+        side = self.config.side(t.side).colour if any(s.index == t.side for s in self.config.sides) else str(t.side)
+        self.events.append(Event(index, time_s, "placed", t.id,
+                                 {"side": side, "base_mm": t.base_mm,
+                                  "x": round(float(t.xyz[0]), 2), "y": round(float(t.xyz[1]), 2)}))
+
+    # -- tokens ------------------------------------------------------------------------
+    def _update_tokens(self, dets: Detections, index: int, time_s: float) -> tuple[Token, ...]:
+        """Tokens keep ids by tag where tagged, by nearest previous token otherwise. A token
+        hidden by a hand keeps its last place; one that vanishes without a hand is gone
+        (picked up, or removed) and that is an event."""
+        toks = dets[(dets.kind == KIND_OBJECTIVE) | (dets.kind == KIND_TREASURE)]
+        seen: dict[str, Token] = {}
+        prev = dict(self._tokens)
+        for k in range(len(toks)):
+            kind = KIND_NAMES[int(toks.kind[k])]
+            x, y, z = map(float, toks.xyz[k])
+            tag = int(toks.tag_id[k])
+            if tag >= 0:
+                tid = f"{kind}-{tag}"
+            else:
+                near = [(np.hypot(p.x - x, p.y - y), pid) for pid, p in prev.items()
+                        if p.kind == kind and p.tag_id is None and pid not in seen]
+                near.sort()
+                tid = near[0][1] if near and near[0][0] < 1.0 else self._new_token_id(kind, prev, seen)
+            seen[tid] = Token(id=tid, kind=kind, x=x, y=y, z=z, tag_id=tag if tag >= 0 else None,
+                              diameter_in=self.config.tokens[kind].diameter_in, sigma_in=float(toks.sigma_in[k]))
+            if tid not in prev:
+                self.events.append(Event(index, time_s, "token placed", tid, {"x": round(x, 2), "y": round(y, 2)}))
+        for tid, tok in prev.items():
+            if tid in seen:
+                continue
+            if dets.hands:
+                seen[tid] = Token(**{**tok.__dict__, "occluded": True})
+            else:
+                near = [f for f in self.tracks if f.confirmed and np.hypot(f.xyz[0] - tok.x, f.xyz[1] - tok.y) <= 1.0 + f.base_mm / MM_PER_IN / 2]
+                detail = {"next_to": near[0].id} if near else {}
+                self.events.append(Event(index, time_s, "token removed", tid, detail))
+        self._tokens = seen
+        return tuple(sorted(seen.values(), key=lambda t: t.id))
+
+    def _new_token_id(self, kind: str, prev: dict, seen: dict) -> str:
+        n = 1
+        while f"{kind}-u{n}" in prev or f"{kind}-u{n}" in seen:
+            n += 1
+        return f"{kind}-u{n}"
