@@ -1,0 +1,293 @@
+"""Camera intrinsics from views of a calibration board.
+
+``calibrate_camera(views, board)`` finds the board in each view (paths, images, a folder
+or a video sampled evenly), calibrates, rejects views whose error is an outlier and
+calibrates again, and returns the intrinsics with per-view errors, the rejected views
+with their reasons, and a coverage picture of where the corners fell.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import cv2
+import numpy as np
+from tqdm import tqdm
+
+from tracker.errors import CalibrationError, SourceError
+
+from .boards import BoardNotFound, BoardView
+from .camera import Intrinsics
+
+log = logging.getLogger(__name__)
+
+__all__ = ["CalibrationResult", "calibrate_camera", "load_views", "IMAGE_EXTS", "VIDEO_EXTS"]
+
+IMAGE_EXTS = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm"}
+VIDEO_EXTS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"}
+
+
+@dataclass
+class CalibrationResult:
+    intrinsics: Intrinsics
+    per_view_error: dict[str, float]          # view name -> RMS reprojection error (px)
+    rejected: list[tuple[str, str]]           # (view name, reason)
+    coverage: np.ndarray                      # BGR picture, image size
+    coverage_fraction: float                  # share of a 8x6 grid of image cells with corners
+    n_points: int
+    views_used: list[str] = field(default_factory=list)
+    extrinsics: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        i = self.intrinsics
+        return (f"{len(self.views_used)} views, {self.n_points} points, RMS {i.rms_px:.3f} px, fx {i.fx:.2f} fy {i.fy:.2f} "
+                f"cx {i.K[0, 2]:.2f} cy {i.K[1, 2]:.2f}, dist {np.round(i.dist, 5).tolist()}, "
+                f"coverage {self.coverage_fraction:.0%}, {len(self.rejected)} rejected")
+
+
+def _read_image(path: Path) -> np.ndarray | None:
+    img = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
+    return img
+
+
+def load_views(source, max_video_frames: int = 40) -> list[tuple[str, object]]:
+    """Expand a source into [(name, path-or-image)]: a folder, a video (sampled evenly),
+    an image path, or a list of those / of numpy images."""
+    if isinstance(source, np.ndarray):
+        return [("image0", source)]
+    if isinstance(source, (str, Path)):
+        p = Path(source)
+        if not p.exists():
+            raise SourceError(f"{p}: no such file or folder")
+        if p.is_dir():
+            files = sorted(f for f in p.iterdir() if f.suffix.lower() in IMAGE_EXTS | VIDEO_EXTS)
+            if not files:
+                raise SourceError(f"{p}: no images or videos in this folder")
+            out = []
+            for f in files:
+                out += load_views(f, max_video_frames)
+            return out
+        if p.suffix.lower() in VIDEO_EXTS:
+            cap = cv2.VideoCapture(str(p))
+            if not cap.isOpened():
+                raise SourceError(f"{p}: cannot open this video")
+            n = int(cap.get(cv2.CAP_PROP_FRAME_COUNT))
+            want = set(np.linspace(0, max(n - 1, 0), min(max_video_frames, max(n, 1))).round().astype(int).tolist())
+            out, i = [], 0
+            while True:
+                ok, frame = cap.read()
+                if not ok:
+                    break
+                if i in want or n <= 0:
+                    out.append((f"{p.name}#{i}", frame))
+                i += 1
+            cap.release()
+            if not out:
+                raise SourceError(f"{p}: no frames could be read from this video")
+            return out
+        return [(p.name, p)]
+    out = []
+    for k, item in enumerate(source):
+        if isinstance(item, np.ndarray):
+            out.append((f"image{k}", item))
+        else:
+            out += load_views(item, max_video_frames)
+    return out
+
+
+def _flags(fix_principal_point, fix_aspect_ratio, zero_tangent, fix_k3) -> int:
+    f = 0
+    if fix_principal_point:
+        f |= cv2.CALIB_FIX_PRINCIPAL_POINT
+    if fix_aspect_ratio:
+        f |= cv2.CALIB_FIX_ASPECT_RATIO
+    if zero_tangent:
+        f |= cv2.CALIB_ZERO_TANGENT_DIST
+    if fix_k3:
+        f |= cv2.CALIB_FIX_K3
+    return f
+
+
+def _coverage(image_size, views: Sequence[BoardView], grid=(8, 6)) -> tuple[np.ndarray, float]:
+    w, h = image_size
+    pic = np.full((h, w, 3), 40, np.uint8)
+    hits = np.zeros((grid[1], grid[0]), int)
+    for v in views:
+        for x, y in v.img:
+            gx = int(np.clip(x / w * grid[0], 0, grid[0] - 1))
+            gy = int(np.clip(y / h * grid[1], 0, grid[1] - 1))
+            hits[gy, gx] += 1
+    for gy in range(grid[1]):
+        for gx in range(grid[0]):
+            x0, y0 = int(gx * w / grid[0]), int(gy * h / grid[1])
+            x1, y1 = int((gx + 1) * w / grid[0]) - 1, int((gy + 1) * h / grid[1]) - 1
+            colour = (40, 40, 120) if hits[gy, gx] == 0 else (40, 110, 40)
+            cv2.rectangle(pic, (x0, y0), (x1, y1), colour, -1)
+            cv2.rectangle(pic, (x0, y0), (x1, y1), (90, 90, 90), 1)
+    for k, v in enumerate(views):
+        hue = int(180 * k / max(len(views), 1))
+        col = cv2.cvtColor(np.uint8([[[hue, 255, 255]]]), cv2.COLOR_HSV2BGR)[0, 0].tolist()
+        for x, y in v.img:
+            cv2.circle(pic, (int(round(x)), int(round(y))), max(2, w // 400), col, -1, cv2.LINE_AA)
+    frac = float((hits > 0).mean())
+    cv2.putText(pic, f"{len(views)} views, {sum(len(v.img) for v in views)} points, {frac:.0%} of cells covered",
+                (10, max(20, h // 30)), cv2.FONT_HERSHEY_SIMPLEX, max(0.5, w / 1600), (255, 255, 255), 1, cv2.LINE_AA)
+    return pic, frac
+
+
+def intrinsics_covariance(obj, img, rvecs, tvecs, K, dist, flags: int, rms: float) -> np.ndarray:
+    """Full covariance of (fx, fy, cx, cy, dist...) from the calibration's normal equations
+    (intrinsics + every view's extrinsics), s^2 (J^T J)^-1 marginalised to the intrinsics.
+    Parameters the flags fix get zero variance; FIX_ASPECT_RATIO ties fy to fx."""
+    dist = np.asarray(dist, np.float64).reshape(-1)
+    nk = 4 + len(dist)
+    nv = len(obj)
+    free = np.ones(nk, bool)
+    if flags & cv2.CALIB_FIX_PRINCIPAL_POINT:
+        free[2:4] = False
+    if flags & cv2.CALIB_ZERO_TANGENT_DIST:
+        free[6:8] = False
+    if flags & cv2.CALIB_FIX_K1:
+        free[4] = False
+    if flags & cv2.CALIB_FIX_K2:
+        free[5] = False
+    if flags & cv2.CALIB_FIX_K3 and len(dist) > 4:
+        free[8] = False
+    if len(dist) > 5:
+        free[9:] = False
+    aspect = bool(flags & cv2.CALIB_FIX_ASPECT_RATIO)
+    if aspect:
+        free[1] = False
+    kidx = np.flatnonzero(free)
+    nf = len(kidx)
+    rows = []
+    n = 0
+    JkTJk = np.zeros((nf, nf))
+    blocks = []
+    for o, i, r, t in zip(obj, img, rvecs, tvecs):
+        _, J = cv2.projectPoints(np.asarray(o, np.float64).reshape(-1, 3), r, t, K, dist)
+        Je, Jk = J[:, :6], J[:, 6:6 + nk].copy()
+        if aspect:
+            Jk[:, 0] += Jk[:, 1] * (K[1, 1] / K[0, 0])
+        Jk = Jk[:, kidx]
+        blocks.append((Je, Jk))
+        n += J.shape[0]
+    # Schur complement: marginalise each view's 6 extrinsics
+    S = np.zeros((nf, nf))
+    for Je, Jk in blocks:
+        A = Je.T @ Je
+        B = Je.T @ Jk
+        S += Jk.T @ Jk - B.T @ np.linalg.solve(A, B)
+    p = nf + 6 * nv
+    # OpenCV's rms is per point (2-D); s^2 is per coordinate: sum / (2N - p), n = 2N rows
+    s2 = rms ** 2 * (n / 2) / max(n - p, 1)
+    Cf = s2 * np.linalg.pinv(S)
+    C = np.zeros((nk, nk))
+    C[np.ix_(kidx, kidx)] = Cf
+    if aspect:  # fy = fx * a
+        a = K[1, 1] / K[0, 0]
+        C[1, :] = a * C[0, :]
+        C[:, 1] = a * C[:, 0]
+        C[1, 1] = a * a * C[0, 0]
+    return C
+
+
+def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_aspect_ratio: bool = False,
+                     zero_tangent: bool = False, fix_k3: bool = False, progress: bool = True,
+                     extra_views: Iterable[tuple[str, np.ndarray, np.ndarray]] = (),
+                     outlier_factor: float = 3.0, min_views: int = 3, max_video_frames: int = 40,
+                     echo=None) -> CalibrationResult:
+    """Calibrate from ``views`` (paths, images, a folder, a video) of ``board``.
+
+    extra_views: (name, obj (N,3), img (N,2)) planar point sets of known geometry from the
+    same camera (e.g. the table markers in table.jpg), added to the board views.
+    Views are rejected (and listed with the reason) when no board is found, too few
+    corners are found, or their error is an outlier (> outlier_factor x the median view
+    error and > 0.3 px); the camera is then calibrated again without them.
+    """
+    items = load_views(views, max_video_frames)
+    found: list[tuple[str, BoardView]] = []
+    rejected: list[tuple[str, str]] = []
+    image_size = None
+    it = tqdm(items, desc="finding board", unit="view", disable=not progress, leave=False)
+    for name, item in it:
+        img = _read_image(item) if isinstance(item, Path) else item
+        if img is None or getattr(img, "size", 0) == 0:
+            rejected.append((name, "unreadable image (corrupt or not an image)"))
+            continue
+        size = (img.shape[1], img.shape[0])
+        if image_size is None:
+            image_size = size
+        elif size != image_size:
+            rejected.append((name, f"image size {size[0]}x{size[1]} differs from the first view's "
+                                   f"{image_size[0]}x{image_size[1]}"))
+            continue
+        try:
+            v = board.detect(img)
+        except BoardNotFound as e:
+            rejected.append((name, str(e)))
+            continue
+        found.append((name, v))
+    extra = [(n, BoardView(np.asarray(o, np.float32).reshape(-1, 3), np.asarray(i, np.float32).reshape(-1, 2)))
+             for n, o, i in extra_views]
+    if image_size is None:
+        raise CalibrationError(f"no readable images among the {len(items)} views given")
+    if len(found) < min_views:
+        reasons = sorted({r for _, r in rejected})
+        raise CalibrationError(f"board ({board.describe()}) found in {len(found)} of {len(items)} views, need at least "
+                               f"{min_views}; {'; '.join(reasons[:3]) or 'no reason'} -- check --board and the images")
+
+    flags = _flags(fix_principal_point, fix_aspect_ratio, zero_tangent, fix_k3)
+    crit = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 200, 1e-12)
+
+    def run(use):
+        allv = use + extra
+        obj = [v.obj.reshape(-1, 1, 3).astype(np.float32) for _, v in allv]
+        img = [v.img.reshape(-1, 1, 2).astype(np.float32) for _, v in allv]
+        K0 = np.eye(3)
+        if fix_principal_point or fix_aspect_ratio:
+            K0 = np.array([[1.0, 0, (image_size[0] - 1) / 2], [0, 1.0, (image_size[1] - 1) / 2], [0, 0, 1]])
+            # fx/fy ratio 1 kept by FIX_ASPECT_RATIO; principal point at the centre by FIX_PRINCIPAL_POINT
+            g = cv2.initCameraMatrix2D(obj, img, image_size, 1.0)
+            K0[0, 0] = K0[1, 1] = g[0, 0]
+            fl = flags | cv2.CALIB_USE_INTRINSIC_GUESS
+        else:
+            fl = flags
+        rms, K, dist, rv, tv, std_i, _, pve = cv2.calibrateCameraExtended(obj, img, image_size, K0, None, flags=fl,
+                                                                         criteria=crit)
+        return rms, K, dist, rv, tv, std_i, np.asarray(pve).reshape(-1), (obj, img, fl)
+
+    use = list(found)
+    rms, K, dist, rv, tv, std_i, pve, used = run(use)
+    for _ in range(3):  # outlier views: reject and calibrate again
+        errs = pve[:len(use)]
+        med = float(np.median(errs))
+        bad = [k for k, e in enumerate(errs) if e > outlier_factor * med and e > 0.3]
+        if not bad or len(use) - len(bad) < min_views:
+            break
+        for k in sorted(bad, reverse=True):
+            rejected.append((use[k][0], f"outlier error {errs[k]:.2f} px (median {med:.2f} px)"))
+            del use[k]
+        rms, K, dist, rv, tv, std_i, pve, used = run(use)
+    dist = np.asarray(dist).reshape(-1)
+    # std of fx, fy, cx, cy, k1, k2, p1, p2, k3 (the first 4 + len(dist))
+    std = np.asarray(std_i).reshape(-1)[:4 + len(dist)]
+    try:
+        cov = intrinsics_covariance(used[0], used[1], rv, tv, K, dist, used[2], float(rms))
+        std = np.sqrt(np.clip(np.diag(cov), 0, None))
+    except (np.linalg.LinAlgError, cv2.error):
+        cov = None
+    intr = Intrinsics(K, dist, image_size, float(rms), std, cov)
+    allv = use + extra
+    pic, frac = _coverage(image_size, [v for _, v in allv])
+    per_view = {n: float(e) for (n, _), e in zip(allv, pve)}
+    if echo is not None:
+        for n, e in per_view.items():
+            echo(f"  {n}: {e:.3f} px")
+        for n, r in rejected:
+            echo(f"  {n}: skipped ({r})")
+    return CalibrationResult(intr, per_view, rejected, pic, frac, int(sum(len(v.img) for _, v in allv)),
+                             [n for n, _ in allv], {n: (r.reshape(3), t.reshape(3)) for (n, _), r, t in zip(allv, rv, tv)})
