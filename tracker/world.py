@@ -63,6 +63,7 @@ class Fighter:
     runemarks: frozenset[str] = frozenset()
     move: int | None = None
     carrying: str | None = None  # id of the treasure token carried, if any
+    climbing: str | None = None  # id of the stairs/ladder part the fighter ended its activation climbing
 
 
 @dataclass(frozen=True)
@@ -79,15 +80,51 @@ class Token:
 
 
 @dataclass(frozen=True)
+class TerrainPart:
+    """One part of a terrain feature, in the rules' words: a wall is an ``obstacle``, an
+    upper floor a ``platform``, debris ``low`` terrain; also ``deadly``, ``unscalable``,
+    ``stairs``, ``ladder``, ``door``, ``archway``. The part is the prism ``footprint``
+    (world inches) x [``base_z``, ``base_z + height_in``]; a platform's surface is its top.
+
+    ``open_edges``: for a platform, the indices of its footprint edges that are open
+    (edge i runs from vertex i to vertex i+1); ``None`` means "work it out": an edge is
+    enclosed where an obstacle part stands along it. ``closed``: a door that is shut.
+    ``solid``: the volume under the top is solid (a block, a wall); ``False`` for a floor
+    on legs or an archway's opening, which lines and fighters pass under.
+
+    >>> p = TerrainPart("wall", "obstacle", ((0, 0), (4, 0), (4, 0.25), (0, 0.25)), height_in=2)
+    >>> p.top_z
+    2.0
+    """
+
+    id: str
+    type: str
+    footprint: tuple[tuple[float, float], ...]
+    height_in: float
+    base_z: float = 0.0
+    open_edges: tuple[int, ...] | None = None
+    closed: bool = False
+    solid: bool = True
+
+    @property
+    def top_z(self) -> float:
+        return float(self.base_z) + float(self.height_in)
+
+
+@dataclass(frozen=True)
 class TerrainPiece:
     """A terrain piece placed on the table: its footprint polygon in world inches and
-    its top height. ``type`` uses the rules' words (obstacle, platform, ...)."""
+    its top height. ``type`` uses the rules' words (obstacle, platform, ...).
+
+    ``parts`` optionally breaks the piece into rules parts (walls, floors, doors...);
+    a piece without parts is one part of its own ``type`` standing on the floor."""
 
     id: str
     type: str
     footprint: tuple[tuple[float, float], ...]
     height_in: float
     tag_id: int | None = None
+    parts: tuple[TerrainPart, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,7 +169,15 @@ class WorldState:
         def terrain(td: dict[str, Any]) -> TerrainPiece:
             td = dict(td)
             td["footprint"] = tuple(tuple(map(float, p)) for p in td["footprint"])
+            td["parts"] = tuple(part(pd) for pd in td.get("parts", ()))
             return TerrainPiece(**_known(TerrainPiece, td))
+
+        def part(pd: dict[str, Any]) -> TerrainPart:
+            pd = dict(pd)
+            pd["footprint"] = tuple(tuple(map(float, p)) for p in pd["footprint"])
+            if pd.get("open_edges") is not None:
+                pd["open_edges"] = tuple(int(i) for i in pd["open_edges"])
+            return TerrainPart(**_known(TerrainPart, pd))
 
         return cls(
             frame_index=int(d.get("frame_index", 0)),

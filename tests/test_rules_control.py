@@ -1,0 +1,171 @@
+"""Controlling objectives (warcry-objectives-and-treasure.txt, "Controlling Objectives")."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tracker.rules.warcry import objective_control, gainer
+from tracker.world import Base
+
+from test_rules_helpers import B1, fighter, objective, state
+
+# A 1" base (radius 0.5) at distance d + 0.5 from the token centre is exactly d away.
+
+
+def test_more_friendly_than_enemy_gains_control():
+    s = state([fighter("a", 0, 0, 2), fighter("b", 0, 0, -2), fighter("c", 1, 2, 0)], [objective()])
+    r = objective_control(s)
+    assert r.control == {"obj": 0}
+    assert r.rulings[0].verdict == "yes"
+    assert r.rulings[0].details["counts"] == {"0": 2, "1": 1}
+    assert r.rulings[0].rule.id == "control"
+
+
+def test_exactly_three_inches_is_within():
+    s = state([fighter("a", 0, 3.5, 0)], [objective()])   # closest point exactly 3.0"
+    r = objective_control(s)
+    assert r.rulings[0].measurements[0].measured == pytest.approx(3.0, abs=1e-12)
+    assert r.control == {"obj": 0}
+
+
+def test_just_beyond_three_inches_is_not_within():
+    s = state([fighter("a", 0, 3.5001, 0)], [objective()])
+    assert objective_control(s).control == {"obj": None}
+
+
+def test_tie_changes_nothing_uncontrolled():
+    s = state([fighter("a", 0, 1, 0), fighter("b", 1, -1, 0)], [objective()])
+    r = objective_control(s)
+    assert r.control == {"obj": None}
+    assert r.rulings[0].verdict == "no"
+
+
+def test_tie_keeps_previous_controller():
+    s = state([fighter("a", 0, 1, 0), fighter("b", 1, -1, 0)], [objective()])
+    assert objective_control(s, previous={"obj": 1}).control == {"obj": 1}
+    assert objective_control(s, previous={"obj": 0}).control == {"obj": 0}
+
+
+def test_control_kept_across_rounds_until_another_side_gains():
+    s1 = state([fighter("a", 0, 1, 0)], [objective()])
+    r1 = objective_control(s1, battle_round=1)
+    assert r1.control == {"obj": 0}
+    s2 = state([], [objective()])                                 # everyone left
+    r2 = objective_control(s2, previous=r1.control, battle_round=2)
+    assert r2.control == {"obj": 0}
+    assert "keeps it" in r2.rulings[0].outcome
+    s3 = state([fighter("b", 1, 1, 0), fighter("c", 1, 0, 1), fighter("a", 0, 0, -1)], [objective()])
+    r3 = objective_control(s3, previous=r2.control, battle_round=3)
+    assert r3.control == {"obj": 1}
+    assert r3.rulings[0].details["previous"] == 0 and r3.rulings[0].details["battle_round"] == 3
+
+
+def test_previous_is_not_mutated_and_no_hidden_state():
+    prev = {"obj": 1}
+    s = state([fighter("a", 0, 1, 0)], [objective()])
+    assert objective_control(s, previous=prev).control == {"obj": 0}
+    assert prev == {"obj": 1}
+    # same call again, same answer: nothing remembered between calls
+    assert objective_control(state([], [objective()])).control == {"obj": None}
+
+
+def test_unknown_objective_in_previous_is_carried():
+    s = state([fighter("a", 0, 1, 0)], [objective("o1")])
+    assert objective_control(s, previous={"o2": 1}).control == {"o1": 0, "o2": 1}
+
+
+def test_fighter_on_platform_above_token_measured_through_the_air():
+    # base bottom 3.2" above the token: out of range however close horizontally
+    s = state([fighter("a", 0, 0, 0, z=3.2)], [objective()])
+    r = objective_control(s)
+    assert r.rulings[0].measurements[0].measured == pytest.approx(3.2)
+    assert r.control == {"obj": None}
+    # 2.5" up, base edge 1.5" across: sqrt(1.5^2 + 2.5^2) = 2.915 -> within
+    s = state([fighter("a", 0, 2.0, 0, z=2.5)], [objective()])
+    assert objective_control(s).rulings[0].measurements[0].measured == pytest.approx((1.5**2 + 2.5**2) ** 0.5)
+    assert objective_control(s).control == {"obj": 0}
+    # 2.5" up, 2" across: 3.20 -> not within, though horizontally within 3"
+    s = state([fighter("a", 0, 2.5, 0, z=2.5)], [objective()])
+    assert objective_control(s).control == {"obj": None}
+
+
+def test_token_on_platform_fighter_below():
+    # token on a 2" platform, fighter on the floor: base top is 4mm up
+    s = state([fighter("a", 0, 2.5, 0, z=0.0)], [objective(z=2.0)])
+    m = objective_control(s).rulings[0].measurements[0].measured
+    assert m == pytest.approx((2.0**2 + (2.0 - B1.thickness_in) ** 2) ** 0.5)
+
+
+def test_oval_base_measured_from_closest_point():
+    oval = Base("oval", 3.0, 1.0, angle_deg=0.0)  # long axis along x
+    s = state([fighter("a", 0, 4.5, 0, base=oval)], [objective()])
+    assert objective_control(s).rulings[0].measurements[0].measured == pytest.approx(3.0)
+    turned = Base("oval", 3.0, 1.0, angle_deg=90.0)
+    s = state([fighter("a", 0, 4.5, 0, base=turned)], [objective()])
+    assert objective_control(s).rulings[0].measurements[0].measured == pytest.approx(4.0)
+
+
+def test_too_close_to_call_when_it_could_change_the_outcome():
+    s = state([fighter("a", 0, 3.55, 0, sigma_in=0.05), fighter("b", 1, -1, 0)], [objective()])
+    r = objective_control(s).rulings[0]
+    assert r.verdict == "too close to call"
+    assert r.too_close_to_call
+    assert r.details["pivotal_fighters"] == ["a"]
+    assert r.measured == pytest.approx(3.05) and r.margin == pytest.approx(0.05)
+    assert objective_control(s).control == {"obj": 1}  # control follows the measurement
+
+
+def test_uncertain_fighter_that_cannot_change_outcome_is_not_too_close():
+    s = state([fighter("a", 0, 3.55, 0, sigma_in=0.05), fighter("b", 1, -1, 0),
+               fighter("c", 1, 1, 0), fighter("d", 1, 0, 1)], [objective()])
+    r = objective_control(s).rulings[0]
+    assert r.verdict == "yes"
+    assert r.details["uncertain_fighters"] == ["a"]
+    assert r.measurements[0].verdict == "too close to call"
+
+
+def test_sigma_combines_token_and_fighter():
+    s = state([fighter("a", 0, 3.5, 0, sigma_in=0.03)], [objective(sigma_in=0.04)])
+    r = objective_control(s).rulings[0]
+    assert r.margin == pytest.approx(0.05)
+
+
+def test_outside_two_sigma_is_a_plain_call():
+    s = state([fighter("a", 0, 3.72, 0, sigma_in=0.1)], [objective()])  # 3.22 = 2.2 sigma out
+    r = objective_control(s).rulings[0]
+    assert r.verdict == "no" and r.measurements[0].verdict == "no"
+
+
+def test_occluded_fighter_counts_and_ruling_says_so():
+    s = state([fighter("a", 0, 1, 0, occluded=True)], [objective()])
+    r = objective_control(s)
+    assert r.control == {"obj": 0}
+    assert any("occluded" in n and "a" in n for n in r.rulings[0].notes)
+    assert r.rulings[0].measurements[0].note.startswith("occluded")
+
+
+def test_one_ruling_per_objective_and_treasure_ignored():
+    from test_rules_helpers import treasure
+    s = state([fighter("a", 0, 0, 0)], [objective("o1", 1, 0), objective("o2", 20, 0), treasure("t", 1, 1)])
+    r = objective_control(s)
+    assert [x.subject for x in r.rulings] == ["o1", "o2"]
+    assert r.control == {"o1": 0, "o2": None}
+
+
+def test_multiplayer_enemy_is_every_other_side():
+    assert gainer({0: 2, 1: 1, 2: 1}) is None
+    assert gainer({0: 3, 1: 1, 2: 1}) == 0
+
+
+def test_ruling_is_json_able():
+    s = state([fighter("a", 0, 1, 0, sigma_in=0.02)], [objective()])
+    d = objective_control(s).to_dict()
+    text = json.dumps(d)
+    back = json.loads(text)
+    assert back["control"] == {"obj": 0}
+    ru = back["rulings"][0]
+    assert ru["verdict"] == "yes" and ru["threshold"] == 3.0
+    assert "more friendly fighters within 3\"" in ru["rule"]["quote"]
+    assert ru["details"]["lines"]["a"]["to"] == [0.0, 0.0, 0.0]

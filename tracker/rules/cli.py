@@ -1,0 +1,132 @@
+"""``rule STATE.json``: print the rulings for a saved world state.
+
+The only module of the rules core that reads files. Registered on the ``tabletracker``
+group by the lead; also runs alone: ``python -m tracker.rules.cli STATE.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tracker.errors import UserError
+
+from . import quotes
+from .cover import cover
+from .measure import closest
+from .ruling import NO, Ruling
+from .schema import StateError, parse_control, parse_world_state
+from .terrain import falling_test
+from .treasure import PICK_UP_IN, drop_points, pick_up, touching_treasure
+from .warcry import objective_control
+
+QUESTIONS = ("control", "cover", "treasure", "falling", "all")
+
+
+def _read_json(path: str, what: str) -> Any:
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"{path}: {what} file not found")
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise StateError(f"{path}: not a text file; give the {what} as JSON") from None
+    except json.JSONDecodeError as e:
+        raise StateError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+
+
+def rulings_for(state, question: str = "all", attacker: str | None = None, target: str | None = None,
+                previous: dict | None = None, battle_round: int = 1) -> tuple[dict | None, list[Ruling]]:
+    """(control map or None, rulings) for one question; pure (no I/O)."""
+    ids = [f.id for f in state.fighters]
+    for flag, v in (("--attacker", attacker), ("--target", target)):
+        if v is not None and v not in ids:
+            raise UserError(f"{flag} {v}: no such fighter (fighters: {', '.join(ids) or 'none'})")
+    out: list[Ruling] = []
+    control = None
+    if question in ("control", "all"):
+        res = objective_control(state, previous, battle_round)
+        control = res.control
+        out.extend(res.rulings)
+    if question in ("cover", "all"):
+        if attacker and target:
+            pairs = [(attacker, target)]
+        elif question == "cover" and (attacker or target):
+            raise UserError("--question cover needs both --attacker ID and --target ID (or neither, for every pair)")
+        else:
+            pairs = [(a.id, t.id) for a in state.fighters for t in state.fighters
+                     if a.side != t.side and (attacker in (None, a.id)) and (target in (None, t.id))]
+        out.extend(cover(state, a, t) for a, t in pairs)
+    if question in ("falling", "all"):
+        who = [target] if target else [f.id for f in state.fighters if f.z > 0 or f.climbing]
+        out.extend(falling_test(state, t) for t in who)
+    if question in ("treasure", "all"):
+        for f in state.fighters:
+            for tok in state.treasure():
+                r = pick_up(state, f.id, tok.id)
+                near = closest(f, tok).distance <= PICK_UP_IN + 2 * (f.sigma_in + tok.sigma_in)
+                if r.verdict != NO or near:  # refusals (Beast, already carrying) only when it is in reach
+                    out.append(r)
+            t = touching_treasure(state, f.id)
+            if t.verdict != NO:
+                out.append(t)
+            if f.carrying:
+                pts = drop_points(state, f.id)
+                out.append(Ruling("drop", f"{f.id} drops {f.carrying}", quotes.DROP, "yes" if pts else "no",
+                                  outcome=f"{len(pts)} suggested legal drop points",
+                                  details={"points": [list(p) for p in pts]}))
+    return control, out
+
+
+@click.command("rule")
+@click.argument("state_file", metavar="STATE.json", type=click.Path(dir_okay=False))
+@click.option("--question", type=click.Choice(QUESTIONS), default="all", show_default=True,
+              help="Which rulings to give.")
+@click.option("--attacker", metavar="ID", default=None, help="Attacking fighter (cover).")
+@click.option("--target", metavar="ID", default=None, help="Targeted fighter (cover, falling).")
+@click.option("--previous", metavar="control.json", default=None, type=click.Path(dir_okay=False),
+              help="Control carried over from the last round: {objective id: side or null}.")
+@click.option("--round", "battle_round", type=click.IntRange(1), default=1, show_default=True,
+              help="The battle round that is ending (control).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def rule(state_file, question, attacker, target, previous, battle_round, as_json):
+    """Print the rulings (control, cover, treasure, falling) for a saved world state."""
+    state = parse_world_state(_read_json(state_file, "world state"))
+    prev = parse_control(_read_json(previous, "control"), "previous") if previous else None
+    control, rulings = rulings_for(state, question, attacker, target, prev, battle_round)
+    if as_json:
+        doc: dict[str, Any] = {"rulings": [r.to_dict() for r in rulings]}
+        if control is not None:
+            doc["control"] = control
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        return
+    if control is not None:
+        click.echo("control after battle round %d: %s" % (battle_round, ", ".join(
+            f"{k}: {'side ' + str(v) if v is not None else 'nobody'}" for k, v in control.items()) or "no objectives"))
+    for r in rulings:
+        click.echo(r.describe())
+    if not rulings:
+        click.echo("no rulings")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``rule`` alone, printing a UserError as one line."""
+    try:
+        rule.main(args=argv, prog_name="rule", standalone_mode=False)
+    except UserError as e:
+        click.echo(f"error: {e}", err=True)
+        return e.exit_code
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
+    except click.exceptions.Abort:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
