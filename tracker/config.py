@@ -153,6 +153,9 @@ class GameConfig:
         # Keys the evaluation sets' setup.json carries that describe files, not the game.
         r.allow("about", "units", "token_colours", "frames", "calibration_views", "empty_table",
                 "name", "video", "fps", "roster")
+        # A misspelt key is the cause of whatever else looks wrong: report it first.
+        r.expect("kind", "table", "sides", "tokens", "terrain_library", "calibration_board", "image",
+                 "base_thickness_in")
         kind = r.get("kind", str, "warcry")
         if kind not in ("warcry", "epic"):
             raise ConfigError(f"config.kind: '{kind}' is not a game this tracker knows; use 'warcry' or 'epic'")
@@ -263,6 +266,11 @@ class _Reader:
 
     def allow(self, *keys: str) -> None:
         self.used.update(keys)
+
+    def expect(self, *keys: str) -> None:
+        """Declare every key this mapping may hold, and fail now on any other."""
+        self.used.update(keys)
+        self.done()
 
     def get(self, key: str, typ: type, default: Any = ...) -> Any:
         self.used.add(key)

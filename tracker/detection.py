@@ -275,7 +275,7 @@ class TableDetector:
         self.terrain: tuple[TerrainPiece, ...] = tuple(terrain)
         self.timings_ms: dict[str, float] = {}
         self.score_threshold = 0.08  # ring correlation: generous, candidates are fitted next
-        self.min_coverage = 0.25  # share of the rim's circle seen as a clean edge
+        self.min_coverage = 0.18  # share of the rim's circle seen as a clean edge
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
         self._background_bgr = background
         self._build_views()
@@ -349,12 +349,9 @@ class TableDetector:
     def detect(self, frame: np.ndarray, markers: Any = None) -> Detections:
         """Bases, tokens and terrain in one frame. ``markers``: the frame's ArUco
         detections (calibration.markers.MarkerDetections) if the caller already has them
-        (the pipeline finds them once for pose tracking and tokens alike)."""
+        (large token tags are then taken from them; small ones are always read up
+        close from the token discs found)."""
         t0 = time.perf_counter()
-        if markers is None:
-            from calibration.markers import detect_markers
-
-            markers = detect_markers(frame, self.config.table.dictionary)
         if self._background_bgr is None:
             self.set_background(frame)
         floor_bgr = self.floor.sample(frame)
@@ -597,7 +594,7 @@ class TableDetector:
             X = (c.col + rho[None, :] * cos[:, None]).astype(np.float32)
             Y = (c.row + rho[None, :] * sin[:, None]).astype(np.float32)
             prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-            fit = _fit_rim(prof, rho, cos, sin, c.col, c.row)
+            fit = _fit_rim(prof, rho, cos, sin, c.col, c.row, thin_px=0.2 * S)
             if fit is None:
                 continue
             cx, cy, rad, inlier_frac, resid = fit
@@ -610,6 +607,24 @@ class TableDetector:
             out.append({"row": cy, "col": cx, "side": c.side, "base_mm": sizes[k], "view": c.view,
                         "score": inlier_frac, "radius_px": rad, "resid": resid, "corr": c.score})
         return out
+
+    def _best_side(self, evs: dict[tuple[int, int], np.ndarray], view: int, cx: float, cy: float, r: float,
+                   rim_w: float) -> int:
+        """The side whose rim colour best explains the fitted ring. Scored on the better
+        half of the ring's angles, since a miniature may hide the rest."""
+        ang = np.linspace(0, 2 * np.pi, 72, endpoint=False)
+        rho = np.linspace(r - rim_w, r - 0.3, 3, dtype=np.float32)
+        X = (cx + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
+        Y = (cy + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
+        best, best_score = -1, -1.0
+        for (v, side), ev in evs.items():
+            if v != view:
+                continue
+            per_angle = cv2.remap(ev, X, Y, cv2.INTER_LINEAR).max(axis=1)
+            score = float(np.sort(per_angle)[len(per_angle) // 2:].mean())
+            if score > best_score:
+                best, best_score = side, score
+        return best
 
     def _bases_from_candidates(self, fits: list[dict]) -> Detections:
         """Non-maximum suppression across sides and sizes: bases never overlap, so of
@@ -644,7 +659,8 @@ class TableDetector:
         return dets
 
 
-def _fit_rim(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: float, cy: float):
+def _fit_rim(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: float, cy: float,
+             thin_px: float | None = None):
     """Outer-edge points of a rim along rays, and a robust circle through them.
 
     prof[i, j]: rim evidence on ray i at radius rho[j]. On each ray the edge is where the
@@ -690,4 +706,14 @@ def _fit_rim(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray
     inl = np.abs(res) < 0.9
     if inl.sum() < 10:
         return None
-    return float(xc), float(yc), R, float(inl.sum() / n), float(np.sqrt(np.mean(res[inl] ** 2)))
+    # A rim is thin: a little way inside its outer edge the colour stops (base top,
+    # miniature). A miniature's own outline, fitted as if it were a rim, is colour all
+    # the way in. Rays where the colour stops count fully, others a quarter.
+    weight = np.ones(len(use))
+    if thin_px is not None:
+        step = float(rho[1] - rho[0])
+        k_in = max(2, int(round(thin_px / step)))
+        inner = prof[use, np.clip(j1[use] - k_in, 0, m - 1)]
+        weight = np.where(inner < 0.5 * peak[use], 1.0, 0.25)
+    score = float((weight * inl).sum() / n)
+    return float(xc), float(yc), R, score, float(np.sqrt(np.mean(res[inl] ** 2)))

@@ -44,14 +44,23 @@ class Pipeline:
         from .detection import TableDetector
         from .tracking import FighterTracker
 
+        from .calibrate import TableSetup
+
+        if not isinstance(setup, TableSetup):  # a bare camera model: no background, no terrain
+            setup = TableSetup(setup, None, (), float("nan"), float("nan"))
         self.config = config
         self.setup = setup
+        self.fps = fps
         self.camera = setup.camera
         intr = getattr(self.camera, "intrinsics", None)
         self.pose_tracker = PoseTracker(intr, config.table, pose=self.camera.pose) if intr is not None else None
         self.health = "ok"
         self.detector = TableDetector(config, self.camera, background=setup.background, terrain=setup.terrain)
         self.tracker = FighterTracker(config, fps=fps)
+
+    def fresh(self) -> "Pipeline":
+        """A pipeline for the same table and calibration with no tracking history."""
+        return Pipeline(self.config, self.setup, fps=self.fps)
 
     @classmethod
     def from_footage(cls, folder: str | Path, *, progress: bool = False) -> "Pipeline":
@@ -87,16 +96,15 @@ class Pipeline:
         return cls(config, TableSetup(camera, background, (), float("nan"), float("nan")))
 
     def process(self, frame: np.ndarray, index: int = 0, time_s: float = 0.0) -> FrameResult:
-        from calibration.markers import detect_markers
-
-        markers = detect_markers(frame, self.config.table.dictionary)
         if self.pose_tracker is not None:
-            status = self.pose_tracker.update(detections=markers, frame_index=index)
+            # Searches only around where the table markers should be (a few ms), and
+            # the whole frame only when one is missing.
+            status = self.pose_tracker.update(frame, frame_index=index)
             self.health = status.health
             if status.changed and status.camera is not None and index > 0:
                 self.camera = status.camera
                 self.detector.set_camera(self.camera)
-        dets = self.detector.detect(frame, markers=markers)
+        dets = self.detector.detect(frame)
         state = self.tracker.update(dets, index, time_s)
         state = replace(state, calibration_health=self.health)
         return FrameResult(index, time_s, frame, state, dets, dict(self.detector.timings_ms))

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Set up everything the test suite needs on a fresh machine, then run the whole suite.
+# Usage: bash scripts/test.sh [pytest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  # The browser tests drive Debian's Chromium (Playwright's own browser download is not
+  # available here).
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "installing chromium (apt) for the browser tests..." >&2
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null \
+    || { echo "error: could not install chromium with apt-get; install it (apt-get install chromium) and re-run" >&2; exit 1; }
+fi
+exec python3 -m pytest "$@"

@@ -1,0 +1,34 @@
+"""Where the shared evaluation sets are (``../shared/eval/sets`` beside the repository),
+and truth-matching helpers used only to score the tracker in tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+EVAL_SETS = SHARED / "eval" / "sets"
+
+
+def eval_set(name: str) -> Path:
+    folder = EVAL_SETS / name
+    if not (folder / "setup.json").exists():
+        pytest.fail(f"{folder} is missing: the shared evaluation sets must sit beside the repository (../shared)")
+    return folder
+
+
+def truth(folder: Path) -> dict:
+    return json.loads((folder / "truth.json").read_text())
+
+
+def match(truth_xy, pred_xy, gate: float = 0.75):
+    """Minimum-cost matching within ``gate`` inches: [(truth index, pred index, distance)]."""
+    if len(truth_xy) == 0 or len(pred_xy) == 0:
+        return []
+    d = np.linalg.norm(np.asarray(truth_xy)[:, None, :2] - np.asarray(pred_xy)[None, :, :2], axis=2)
+    r, c = linear_sum_assignment(np.where(d <= gate, d, 1e3))
+    return [(int(i), int(j), float(d[i, j])) for i, j in zip(r, c) if d[i, j] <= gate]

@@ -1,0 +1,80 @@
+import cv2
+import numpy as np
+import pytest
+
+from tracker.errors import SourceError
+from tracker.sources import open_source
+
+
+def _write_video(path, n=30, size=(64, 48)):
+    w = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10, size)
+    for i in range(n):
+        w.write(np.full((size[1], size[0], 3), (i * 8) % 256, np.uint8))
+    w.release()
+
+
+def test_video_frames_in_order_and_loop(tmp_path):
+    p = tmp_path / "v.avi"
+    _write_video(p, n=10)
+    src = open_source(p)
+    frames = [(i, t, f.mean()) for i, t, f in src]
+    assert [i for i, *_ in frames] == list(range(10))
+    assert frames[3][1] == pytest.approx(0.3)
+    assert frames[9][2] > frames[0][2]
+    looped = open_source(p, loop=True)
+    got = []
+    for i, _, f in looped:
+        got.append(f.mean())
+        if i == 14:
+            break
+    assert got[10] == pytest.approx(got[0], abs=2)
+
+
+def test_missing_path():
+    with pytest.raises(SourceError, match="no such file or folder"):
+        open_source("/nonexistent/clip.mp4")
+
+
+def test_corrupt_video(tmp_path):
+    p = tmp_path / "clip.mp4"
+    p.write_bytes(b"\x00\x01garbage" * 1000)
+    with pytest.raises(SourceError, match="not a readable video"):
+        open_source(p)
+
+
+def test_empty_video_file(tmp_path):
+    p = tmp_path / "clip.mp4"
+    p.write_bytes(b"")
+    with pytest.raises(SourceError, match="empty"):
+        open_source(p)
+
+
+def test_camera_index_that_does_not_open():
+    with pytest.raises(SourceError, match="camera 9 does not open"):
+        open_source("9")
+
+
+def test_truncated_video_keeps_frames_already_read(tmp_path):
+    p = tmp_path / "v.avi"
+    _write_video(p, n=30)
+    data = p.read_bytes()
+    (tmp_path / "cut.avi").write_bytes(data[: len(data) // 2])
+    got = []
+    with pytest.raises(SourceError, match="truncated or corrupt"):
+        for i, _, f in open_source(tmp_path / "cut.avi"):
+            got.append(i)
+    assert got and got == list(range(len(got)))
+
+
+def test_image_folder_skips_and_counts_unreadable_frames(tmp_path):
+    for i in range(4):
+        cv2.imwrite(str(tmp_path / f"{i:03d}.png"), np.full((20, 30, 3), i * 40, np.uint8))
+    (tmp_path / "002.png").write_bytes(b"not a png")
+    src = open_source(tmp_path)
+    frames = list(src)
+    assert len(frames) == 3 and src.skipped == 1
+
+
+def test_folder_without_images(tmp_path):
+    with pytest.raises(SourceError, match="no images"):
+        open_source(tmp_path)

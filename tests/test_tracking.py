@@ -1,0 +1,79 @@
+"""The tracker on sequences of detections: ids persist, phantoms never become
+fighters, hidden fighters are held, moves and removals are events."""
+
+import numpy as np
+
+from tracker.config import GameConfig
+from tracker.detection import KIND_BASE, Detections
+from tracker.tracking import FighterTracker
+
+CFG = GameConfig.from_dict({"kind": "warcry", "sides": [
+    {"index": 0, "colour": "red", "rim_bgr": [40, 38, 200], "bases_mm": [32]},
+    {"index": 1, "colour": "blue", "rim_bgr": [190, 95, 25], "bases_mm": [32]}]})
+
+
+def dets(*bases, hands=False):
+    rows = [{"xyz": (x, y, 0.0), "kind": KIND_BASE, "side": s, "base_mm": 32.0} for x, y, s in bases]
+    d = Detections.from_rows(rows)
+    d.hands = hands
+    return d
+
+
+def fighters(state):
+    return {f.id: (round(f.x, 2), round(f.y, 2), f.side, f.occluded) for f in state.fighters}
+
+
+def test_fighter_confirmed_after_two_frames_and_keeps_its_id_while_moving():
+    tr = FighterTracker(CFG, fps=15)
+    assert tr.update(dets((5, 5, 0)), 0, 0.0).fighters == ()
+    s = tr.update(dets((5, 5, 0)), 1, 1 / 15)
+    assert list(fighters(s)) == ["f1"]
+    for k in range(2, 20):  # a 6 in move over a second
+        s = tr.update(dets((5 + 0.35 * (k - 1), 5, 0)), k, k / 15)
+    assert list(fighters(s)) == ["f1"] and fighters(s)["f1"][0] > 10
+    for k in range(20, 26):
+        s = tr.update(dets((5 + 0.35 * 18, 5, 0)), k, k / 15)
+    moved = [e for e in tr.events if e.kind == "moved"]
+    assert len(moved) == 1 and 5.5 < moved[0].detail["distance_in"] < 6.8
+
+
+def test_single_frame_detection_is_never_a_fighter():
+    tr = FighterTracker(CFG, fps=15)
+    for k in range(10):
+        extra = [(20, 10, 1)] if k == 4 else []
+        s = tr.update(dets((5, 5, 0), *extra), k, k / 15)
+        assert all(f.side == 0 for f in s.fighters)
+
+
+def test_fighter_under_a_hand_is_held_occluded_then_found_with_the_same_id():
+    tr = FighterTracker(CFG, fps=15)
+    for k in range(3):
+        tr.update(dets((5, 5, 0), (12, 8, 1)), k, k / 15)
+    for k in range(3, 60):  # four seconds under a hand: longer than the grace period
+        s = tr.update(dets((12, 8, 1), hands=True), k, k / 15)
+    f = fighters(s)
+    assert f["f1"] == (5.0, 5.0, 0, True) and f["f2"][3] is False
+    s = tr.update(dets((7, 6, 0), (12, 8, 1)), 60, 4.0)  # moved under the hand
+    assert fighters(s)["f1"] == (7.0, 6.0, 0, False)
+    assert not [e for e in tr.events if e.kind == "removed"]
+
+
+def test_fighter_gone_without_a_hand_is_removed_after_the_grace_period():
+    tr = FighterTracker(CFG, fps=15, grace_s=1.0)
+    for k in range(3):
+        tr.update(dets((5, 5, 0), (12, 8, 1)), k, k / 15)
+    for k in range(3, 30):
+        s = tr.update(dets((12, 8, 1)), k, k / 15)
+    assert [f.id for f in s.fighters] == ["f2"]
+    assert [e.subject for e in tr.events if e.kind == "removed"] == ["f1"]
+
+
+def test_no_identity_swap_when_two_sides_pass_close():
+    tr = FighterTracker(CFG, fps=15)
+    for k in range(30):
+        x = 5 + 0.4 * k
+        s = tr.update(dets((x, 5, 0), (17 - 0.4 * k, 5.9, 1)), k, k / 15)
+        if k >= 1:
+            by_side = {f.side: f.id for f in s.fighters}
+            assert by_side == {0: "f1", 1: "f2"}
+    assert np.isclose(s.fighter("f1").x, 5 + 0.4 * 29)

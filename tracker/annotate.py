@@ -1,0 +1,205 @@
+"""Drawing the world state over a camera frame, kept apart from detecting it.
+
+Like Roboflow *supervision*'s annotators: the pipeline says what is on the table, an
+:class:`Annotator` only draws it. Every shape is built in world inches at the height it
+lies at and projected through the calibrated camera, so a 3" objective ring is the true
+circle on the table (an ellipse-like curve in the image, lens distortion included) and a
+base on a platform is outlined where it really is.
+
+>>> ann = Annotator(camera, config)                                   # doctest: +SKIP
+>>> out = ann.annotate(frame, state, control={"o1": 0}, layers={"bases", "rings"})  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Mapping
+
+import cv2
+import numpy as np
+
+from .world import Base, Fighter, Token, WorldState
+
+#: Every layer an annotator knows, in drawing order.
+LAYERS: tuple[str, ...] = ("terrain", "rings", "treasure", "bases", "ids")
+DEFAULT_LAYERS = frozenset(LAYERS)
+
+OBJECTIVE_RANGE_IN = 3.0  # Warcry: control counts fighters within 3" of an objective
+NEUTRAL_BGR = (150, 150, 150)  # no one controls it (grey: a side may be white)
+TREASURE_BGR = (40, 200, 245)  # gold
+TERRAIN_BGR = (180, 180, 60)
+OUTLINE_BGR = (20, 20, 20)
+
+
+def colour_hex(bgr: Iterable[int]) -> str:
+    b, g, r = (int(c) for c in bgr)
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+class Annotator:
+    """Draw bases, objective rings, treasure and terrain over a frame.
+
+    ``camera`` needs ``project(xyz (N,3) inches) -> (N,2) pixels``; ``config`` is the
+    :class:`~tracker.config.GameConfig` (side colours, base thickness).
+    """
+
+    def __init__(self, camera, config, *, ring_points: int = 96, base_points: int = 40):
+        self.camera = camera
+        self.config = config
+        self.ring_points = ring_points
+        self.base_points = base_points
+        self._side_bgr = {s.index: tuple(int(c) for c in s.rim_bgr) for s in config.sides}
+
+    # -- geometry --------------------------------------------------------------------
+    def side_bgr(self, side: int | None) -> tuple[int, int, int]:
+        if side is None:
+            return NEUTRAL_BGR
+        return self._side_bgr.get(side, NEUTRAL_BGR)
+
+    def project(self, xyz: np.ndarray, scale: float = 1.0) -> np.ndarray:
+        """World inches (N,3) → pixel coordinates (N,2) of a frame resized by ``scale``;
+        rows that do not project (behind the camera) are NaN."""
+        xyz = np.asarray(xyz, dtype=np.float64).reshape(-1, 3)
+        if len(xyz) == 0:
+            return np.zeros((0, 2))
+        uv = np.asarray(self.camera.project(xyz), dtype=np.float64).reshape(-1, 2)
+        return uv * scale
+
+    @staticmethod
+    def base_outline(f: Fighter | Base, x: float = 0.0, y: float = 0.0, z: float = 0.0,
+                     n: int = 40) -> np.ndarray:
+        """The outline of a base's top face in world inches, (n,3)."""
+        if isinstance(f, Fighter):
+            base, x, y, z = f.base, f.x, f.y, f.z
+        else:
+            base = f
+        top = z + base.thickness_in
+        a = math.radians(base.angle_deg)
+        ca, sa = math.cos(a), math.sin(a)
+        if base.shape == "rect":
+            hw, hd = base.width_in / 2, base.depth_in / 2
+            local = np.array([(-hw, -hd), (hw, -hd), (hw, hd), (-hw, hd)])
+        else:
+            t = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
+            local = np.stack([np.cos(t) * base.width_in / 2, np.sin(t) * base.depth_in / 2], axis=1)
+        wx = x + local[:, 0] * ca - local[:, 1] * sa
+        wy = y + local[:, 0] * sa + local[:, 1] * ca
+        return np.stack([wx, wy, np.full(len(wx), top)], axis=1)
+
+    @staticmethod
+    def circle(x: float, y: float, z: float, radius: float, n: int = 96) -> np.ndarray:
+        t = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
+        return np.stack([x + radius * np.cos(t), y + radius * np.sin(t), np.full(n, z)], axis=1)
+
+    def fighter_pixels(self, state: WorldState, scale: float = 1.0) -> dict[str, list[float]]:
+        """Per fighter id: [u, v, radius_px] of its base top in a frame resized by
+        ``scale`` (the web page uses it to pick fighters by clicking)."""
+        out: dict[str, list[float]] = {}
+        for f in state.fighters:
+            ring = self.project(self.base_outline(f, n=12), scale)
+            c = self.project(np.array([[f.x, f.y, f.z + f.base.thickness_in]]), scale)[0]
+            if not np.all(np.isfinite(c)) or not np.all(np.isfinite(ring)):
+                continue
+            r = float(np.max(np.linalg.norm(ring - c, axis=1)))
+            out[f.id] = [round(float(c[0]), 1), round(float(c[1]), 1), round(r, 1)]
+        return out
+
+    # -- drawing ---------------------------------------------------------------------
+    def annotate(self, frame: np.ndarray, state: WorldState,
+                 control: Mapping[str, int | None] | None = None,
+                 layers: Iterable[str] | None = None, *, scale: float = 1.0,
+                 lines: Iterable[tuple[tuple[float, float, float], tuple[float, float, float]]] = (),
+                 copy: bool = True) -> np.ndarray:
+        """Return ``frame`` with the chosen ``layers`` drawn (all of :data:`LAYERS` by
+        default). ``control`` maps objective token ids to the controlling side (None: no
+        one). ``scale`` is the factor the frame was resized by from the camera's image.
+        ``lines`` are world segments to draw (e.g. a judge's measurement)."""
+        layers = DEFAULT_LAYERS if layers is None else frozenset(layers)
+        unknown = layers - DEFAULT_LAYERS
+        if unknown:
+            raise ValueError(f"unknown layer(s) {', '.join(sorted(unknown))}; use {', '.join(LAYERS)}")
+        out = frame.copy() if copy else frame
+        control = control or {}
+        thick = max(1, int(round(out.shape[1] / 800)))
+        if "terrain" in layers:
+            for piece in state.terrain:
+                pts = np.array([(px, py, piece.height_in) for px, py in piece.footprint])
+                self._poly(out, self.project(pts, scale), TERRAIN_BGR, thick)
+        if "rings" in layers:
+            for tok in state.objectives():
+                self._ring(out, tok, control.get(tok.id), thick, scale)
+        if "treasure" in layers:
+            for tok in state.treasure():
+                self._treasure(out, tok, thick, scale)
+        if "bases" in layers or "ids" in layers:
+            for f in sorted(state.fighters, key=lambda f: (not f.occluded, f.z)):
+                self._fighter(out, f, thick, scale, "bases" in layers, "ids" in layers)
+        for a, b in lines:
+            uv = self.project(np.array([a, b], dtype=float), scale)
+            if np.all(np.isfinite(uv)):
+                p, q = (tuple(int(round(v)) for v in pt) for pt in uv)
+                cv2.line(out, p, q, OUTLINE_BGR, thick + 3, cv2.LINE_AA)
+                cv2.line(out, p, q, (0, 255, 255), thick + 1, cv2.LINE_AA)
+        return out
+
+    def _ring(self, img: np.ndarray, tok: Token, side: int | None, thick: int, scale: float) -> None:
+        colour = self.side_bgr(side)
+        ring = self.project(self.circle(tok.x, tok.y, tok.z, OBJECTIVE_RANGE_IN, self.ring_points), scale)
+        self._poly(img, ring, colour, thick + 1, dashed=tok.occluded)
+        centre = self.project(np.array([[tok.x, tok.y, tok.z]]), scale)[0]
+        if np.all(np.isfinite(centre)):
+            c = tuple(int(round(v)) for v in centre)
+            cv2.drawMarker(img, c, OUTLINE_BGR, cv2.MARKER_CROSS, 14, thick + 2)
+            cv2.drawMarker(img, c, colour, cv2.MARKER_CROSS, 14, thick)
+            self._label(img, tok.id, (c[0] + 8, c[1] - 8), colour, scale)
+
+    def _treasure(self, img: np.ndarray, tok: Token, thick: int, scale: float) -> None:
+        edge = self.project(self.circle(tok.x, tok.y, tok.z, tok.diameter_in / 2 + 0.1, 24), scale)
+        self._poly(img, edge, TREASURE_BGR, thick, dashed=tok.occluded)
+        centre = self.project(np.array([[tok.x, tok.y, tok.z]]), scale)[0]
+        if np.all(np.isfinite(centre)):
+            c = tuple(int(round(v)) for v in centre)
+            cv2.drawMarker(img, c, TREASURE_BGR, cv2.MARKER_DIAMOND, 12, thick)
+            self._label(img, tok.id, (c[0] + 8, c[1] + 16), TREASURE_BGR, scale)
+
+    def _fighter(self, img: np.ndarray, f: Fighter, thick: int, scale: float, bases: bool, ids: bool) -> None:
+        colour = self.side_bgr(f.side)
+        outline = self.project(self.base_outline(f, n=self.base_points), scale)
+        if not np.all(np.isfinite(outline)):
+            return
+        if bases:
+            if f.occluded:
+                # Faded and dashed: the position is the last one seen.
+                layer = img.copy()
+                self._poly(layer, outline, colour, thick, dashed=True)
+                cv2.addWeighted(layer, 0.55, img, 0.45, 0, dst=img)
+            else:
+                self._poly(img, outline, OUTLINE_BGR, thick + 2)
+                self._poly(img, outline, colour, thick)
+            if f.carrying:
+                c = outline.mean(axis=0)
+                cv2.circle(img, (int(c[0]), int(c[1])), max(3, 4 * thick), TREASURE_BGR, -1, cv2.LINE_AA)
+        if ids:
+            top = outline[np.argmin(outline[:, 1])]
+            text = f.id + ("?" if f.occluded else "")
+            self._label(img, text, (int(top[0]) - 6, int(top[1]) - 4), colour, scale)
+
+    @staticmethod
+    def _poly(img: np.ndarray, uv: np.ndarray, colour, thick: int, *, dashed: bool = False) -> None:
+        uv = uv[np.all(np.isfinite(uv), axis=1)]
+        if len(uv) < 2:
+            return
+        pts = np.round(uv).astype(np.int32)
+        if not dashed:
+            cv2.polylines(img, [pts.reshape(-1, 1, 2)], True, colour, thick, cv2.LINE_AA)
+            return
+        n = len(pts)
+        for i in range(0, n, 2):
+            p, q = pts[i], pts[(i + 1) % n]
+            cv2.line(img, tuple(int(v) for v in p), tuple(int(v) for v in q), colour, thick, cv2.LINE_AA)
+
+    @staticmethod
+    def _label(img: np.ndarray, text: str, org: tuple[int, int], colour, scale: float) -> None:
+        fs = max(0.4, 0.55 * min(1.0, img.shape[1] / 1280))
+        cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, fs, OUTLINE_BGR, 3, cv2.LINE_AA)
+        cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, fs, colour, 1, cv2.LINE_AA)
