@@ -368,6 +368,12 @@ class TableDetector:
         bases = self._bases_from_candidates(self._refine(cands, evs))
         t3 = time.perf_counter()
         tokens = self._tokens(frame, floor_bgr, lab, usable, markers)
+        tagged = tokens.xyz[tokens.tag_id >= 0, :2]
+        if len(tagged) and len(bases):
+            # A disc whose centre carries a token tag is a token, however rim-like its
+            # white edge looks.
+            d = np.linalg.norm(bases.xyz[:, None, :2] - tagged[None, :, :], axis=2).min(axis=1)
+            bases = bases[d > 0.3]
         t4 = time.perf_counter()
         self.timings_ms = {"rectify": (t1 - t0) * 1e3, "rings": (t2 - t1) * 1e3, "select": (t3 - t2) * 1e3,
                            "tokens": (t4 - t3) * 1e3}
@@ -516,7 +522,7 @@ class TableDetector:
             fit = _fit_rim(prof, rho, np.cos(ang), np.sin(ang), pc, pr)
             if fit is None:
                 continue
-            cx, cy, rad, cover, _ = fit
+            cx, cy, rad, cover, _, _ = fit
             if abs(rad - r - self.edge_bias_px) > max(1.2, 0.12 * r) or cover < 0.5:
                 continue
             xy = self.floor.to_world(np.array([cx]), np.array([cy]))[0]
@@ -597,34 +603,19 @@ class TableDetector:
             fit = _fit_rim(prof, rho, cos, sin, c.col, c.row, thin_px=0.2 * S)
             if fit is None:
                 continue
-            cx, cy, rad, inlier_frac, resid = fit
+            cx, cy, rad, inlier_frac, resid, _ = fit
             sizes = side_sizes[c.side]
             r_sizes = np.array(sizes) / MM_PER_IN / 2 * S + self.edge_bias_px
             k = int(np.argmin(np.abs(r_sizes - rad)))
-            tol = max(0.9, 0.045 * r_sizes[k])
+            # Half-way to this side's next size either way: the edge's exact offset from
+            # the true radius varies with contrast and blur, the sizes' spacing does not.
+            gaps = np.abs(np.delete(r_sizes, k) - r_sizes[k])
+            tol = float(np.clip(0.5 * gaps.min(), 1.0, 2.5)) if len(gaps) else 2.0
             if abs(r_sizes[k] - rad) > tol:
                 continue
             out.append({"row": cy, "col": cx, "side": c.side, "base_mm": sizes[k], "view": c.view,
                         "score": inlier_frac, "radius_px": rad, "resid": resid, "corr": c.score})
         return out
-
-    def _best_side(self, evs: dict[tuple[int, int], np.ndarray], view: int, cx: float, cy: float, r: float,
-                   rim_w: float) -> int:
-        """The side whose rim colour best explains the fitted ring. Scored on the better
-        half of the ring's angles, since a miniature may hide the rest."""
-        ang = np.linspace(0, 2 * np.pi, 72, endpoint=False)
-        rho = np.linspace(r - rim_w, r - 0.3, 3, dtype=np.float32)
-        X = (cx + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
-        Y = (cy + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
-        best, best_score = -1, -1.0
-        for (v, side), ev in evs.items():
-            if v != view:
-                continue
-            per_angle = cv2.remap(ev, X, Y, cv2.INTER_LINEAR).max(axis=1)
-            score = float(np.sort(per_angle)[len(per_angle) // 2:].mean())
-            if score > best_score:
-                best, best_score = side, score
-        return best
 
     def _bases_from_candidates(self, fits: list[dict]) -> Detections:
         """Non-maximum suppression across sides and sizes: bases never overlap, so of
@@ -716,4 +707,4 @@ def _fit_rim(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray
         inner = prof[use, np.clip(j1[use] - k_in, 0, m - 1)]
         weight = np.where(inner < 0.5 * peak[use], 1.0, 0.25)
     score = float((weight * inl).sum() / n)
-    return float(xc), float(yc), R, score, float(np.sqrt(np.mean(res[inl] ** 2)))
+    return float(xc), float(yc), R, score, float(np.sqrt(np.mean(res[inl] ** 2))), (px[inl], py[inl])
