@@ -365,7 +365,7 @@ class TableDetector:
             plab = _lab(view.sample(frame))
             cands += self._find_rings(plab, self._bg_platforms[i], inside & view.valid, i, evs)
         t2 = time.perf_counter()
-        bases = self._bases_from_candidates(self._refine(cands, evs))
+        bases = self._drop_platform_overhang(self._bases_from_candidates(self._refine(cands, evs)))
         t3 = time.perf_counter()
         tokens = self._tokens(frame, floor_bgr, lab, usable, markers)
         tagged = tokens.xyz[tokens.tag_id >= 0, :2]
@@ -616,6 +616,31 @@ class TableDetector:
             out.append({"row": cy, "col": cx, "side": c.side, "base_mm": sizes[k], "view": c.view,
                         "score": inlier_frac, "radius_px": rad, "resid": resid, "corr": c.score})
         return out
+
+    def _drop_platform_overhang(self, bases: Detections) -> Detections:
+        """A fighter on a platform stands tall above it: its miniature projects beyond
+        the platform's outline in the image, over the floor. A floor detection lying on
+        such a fighter's image column (from its base up to 2.5 in above it) is that
+        miniature, not another fighter."""
+        high = bases[bases.xyz[:, 2] > 0]
+        if not len(high) or not len(bases):
+            return bases
+        t = self.config.base_thickness_in
+        floor_idx = np.flatnonzero(bases.xyz[:, 2] == 0)
+        if not len(floor_idx):
+            return bases
+        fl = bases.xyz[floor_idx].copy()
+        fl[:, 2] = t
+        p = np.asarray(self.camera.project(fl), float)
+        keep = np.ones(len(bases), bool)
+        for c, mm in zip(high.xyz, high.base_mm):
+            a = np.asarray(self.camera.project(np.array([[c[0], c[1], c[2] + t], [c[0], c[1], c[2] + 2.5]])), float)
+            ab = a[1] - a[0]
+            u = np.clip(((p - a[0]) @ ab) / max(ab @ ab, 1e-9), 0, 1)
+            dist = np.linalg.norm(p - (a[0] + u[:, None] * ab), axis=1)
+            r_px = mm / MM_PER_IN / 2 * self.px_per_in
+            keep[floor_idx[dist < 1.5 * r_px]] = False
+        return bases[keep]
 
     def _bases_from_candidates(self, fits: list[dict]) -> Detections:
         """Non-maximum suppression across sides and sizes: bases never overlap, so of
