@@ -98,6 +98,7 @@ class GameConfig:
     calibration_board: CalibrationBoard = CalibrationBoard()
     base_thickness_in: float = 4.0 / 25.4
     image_size: tuple[int, int] | None = None
+    epic: Any = None  # tracker.epic.EpicConfig from the optional ``epic:`` section
     source_path: Path | None = field(default=None, compare=False)
 
     def side(self, index: int) -> Side:
@@ -155,7 +156,7 @@ class GameConfig:
                 "name", "video", "fps", "roster")
         # A misspelt key is the cause of whatever else looks wrong: report it first.
         r.expect("kind", "table", "sides", "tokens", "terrain_library", "calibration_board", "image",
-                 "base_thickness_in")
+                 "base_thickness_in", "epic")
         kind = r.get("kind", str, "warcry")
         if kind not in ("warcry", "epic"):
             raise ConfigError(f"config.kind: '{kind}' is not a game this tracker knows; use 'warcry' or 'epic'")
@@ -235,9 +236,15 @@ class GameConfig:
         if img is not None:
             image_size = (img.get("width", int), img.get("height", int))
             img.done()
+        epic_d = r.get("epic", dict, None)
+        epic = None
+        if epic_d is not None:
+            from .epic import parse_epic_section
+            epic = parse_epic_section(epic_d, "config.epic", play_area_in=area, sides=[s.index for s in sides])
         cfg = cls(kind=kind, table=table, sides=tuple(sides), tokens=tokens,
                   terrain_library=tuple(terrain), calibration_board=board,
-                  base_thickness_in=r.get("base_thickness_in", float, 4.0 / 25.4), image_size=image_size)
+                  base_thickness_in=r.get("base_thickness_in", float, 4.0 / 25.4), image_size=image_size,
+                  epic=epic)
         r.done()
         return cfg
 

@@ -64,6 +64,7 @@ class Fighter:
     move: int | None = None
     carrying: str | None = None  # id of the treasure token carried, if any
     climbing: str | None = None  # id of the stairs/ladder part the fighter ended its activation climbing
+    unit: str | None = None  # Epic-scale games: id of the unit (roster entry) this stand belongs to
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,8 @@ def _fighter(d: Any, where: str) -> dict[str, Any]:
             "z": r.num("z", 0.0, minimum=0.0), "base": _base(r.raw("base", required=True), f"{where}.base"),
             "sigma_in": r.num("sigma_in", 0.0, minimum=0.0), "occluded": r.bool_("occluded", False),
             "name": r.str_("name", None), "runemarks": marks, "move": r.int_("move", None, minimum=0),
-            "carrying": r.str_("carrying", None), "climbing": r.str_("climbing", None)}
+            "carrying": r.str_("carrying", None), "climbing": r.str_("climbing", None),
+            "unit": r.str_("unit", None)}
 
 
 def _token(d: Any, where: str) -> dict[str, Any]:
