@@ -127,10 +127,10 @@ class Annotator:
                 self._poly(out, self.project(pts, scale), TERRAIN_BGR, thick)
         if "rings" in layers:
             for tok in state.objectives():
-                self._ring(out, tok, control.get(tok.id), thick, scale)
+                self._ring(out, tok, control.get(tok.id), thick, scale, "ids" in layers)
         if "treasure" in layers:
             for tok in state.treasure():
-                self._treasure(out, tok, thick, scale)
+                self._treasure(out, tok, thick, scale, "ids" in layers)
         if "bases" in layers or "ids" in layers:
             for f in sorted(state.fighters, key=lambda f: (not f.occluded, f.z)):
                 self._fighter(out, f, thick, scale, "bases" in layers, "ids" in layers)
@@ -142,7 +142,7 @@ class Annotator:
                 cv2.line(out, p, q, (0, 255, 255), thick + 1, cv2.LINE_AA)
         return out
 
-    def _ring(self, img: np.ndarray, tok: Token, side: int | None, thick: int, scale: float) -> None:
+    def _ring(self, img: np.ndarray, tok: Token, side: int | None, thick: int, scale: float, label: bool) -> None:
         colour = self.side_bgr(side)
         ring = self.project(self.circle(tok.x, tok.y, tok.z, OBJECTIVE_RANGE_IN, self.ring_points), scale)
         self._poly(img, ring, colour, thick + 1, dashed=tok.occluded)
@@ -151,16 +151,18 @@ class Annotator:
             c = tuple(int(round(v)) for v in centre)
             cv2.drawMarker(img, c, OUTLINE_BGR, cv2.MARKER_CROSS, 14, thick + 2)
             cv2.drawMarker(img, c, colour, cv2.MARKER_CROSS, 14, thick)
-            self._label(img, tok.id, (c[0] + 8, c[1] - 8), colour, scale)
+            if label:
+                self._label(img, tok.id, (c[0] + 8, c[1] - 8), colour, scale)
 
-    def _treasure(self, img: np.ndarray, tok: Token, thick: int, scale: float) -> None:
+    def _treasure(self, img: np.ndarray, tok: Token, thick: int, scale: float, label: bool) -> None:
         edge = self.project(self.circle(tok.x, tok.y, tok.z, tok.diameter_in / 2 + 0.1, 24), scale)
         self._poly(img, edge, TREASURE_BGR, thick, dashed=tok.occluded)
         centre = self.project(np.array([[tok.x, tok.y, tok.z]]), scale)[0]
         if np.all(np.isfinite(centre)):
             c = tuple(int(round(v)) for v in centre)
             cv2.drawMarker(img, c, TREASURE_BGR, cv2.MARKER_DIAMOND, 12, thick)
-            self._label(img, tok.id, (c[0] + 8, c[1] + 16), TREASURE_BGR, scale)
+            if label:
+                self._label(img, tok.id, (c[0] + 8, c[1] + 16), TREASURE_BGR, scale)
 
     def _fighter(self, img: np.ndarray, f: Fighter, thick: int, scale: float, bases: bool, ids: bool) -> None:
         colour = self.side_bgr(f.side)

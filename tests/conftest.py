@@ -1,0 +1,77 @@
+"""Shared fixtures: the bundled footage, the real pipeline calibrated on it (built once),
+and a real HTTP server on 127.0.0.1 for a Flask app."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def footage() -> Path:
+    """The bundled sample footage folder (game.yaml, calib/, clip)."""
+    from tracker.sources import default_footage, footage_video
+
+    folder = default_footage()
+    if not (folder / "game.yaml").exists() or footage_video(folder) is None:
+        pytest.fail(f"{folder}: the bundled sample footage (game.yaml + clip) is missing; render it first")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def calibrated(footage):
+    """The real pipeline, calibrated once on the bundled footage."""
+    from tracker.pipeline import Pipeline
+
+    return Pipeline.from_footage(footage)
+
+
+@pytest.fixture
+def live_app(calibrated, footage, tmp_path):
+    """``live_app(**config) -> app``: the web app playing the bundled footage through a
+    fresh real pipeline, rulings in a SQLite file under tmp_path, once a frame with
+    fighters has been processed. Its player is stopped when the test ends."""
+    from tracker.pipeline import Pipeline
+    from webui import create_app, get_player, stop_player
+
+    apps = []
+
+    def make(**config):
+        cfg = {"SOURCE": str(footage), "FOOTAGE": str(footage), "JUDGE_TOKEN": None,
+               "PIPELINE": calibrated.fresh(),
+               "DATABASE": str(tmp_path / f"webui{len(apps)}.sqlite")}
+        cfg.update(config)
+        app = create_app(cfg)
+        apps.append(app)
+        player = get_player(app)
+        if player is not None and player.wait_until(lambda x: x.result.state.fighters, 90) is None:
+            pytest.fail(f"the live player saw no fighters in 90 s ({player.last_error or 'no error'})")
+        return app
+
+    yield make
+    for app in apps:
+        stop_player(app)
+
+
+@pytest.fixture
+def serve_app():
+    """``serve_app(app) -> base URL``: runs ``app`` on a real threaded HTTP server on
+    127.0.0.1 (a free port) until the test ends."""
+    from werkzeug.serving import make_server
+
+    servers = []
+
+    def start(app) -> str:
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        thread = threading.Thread(target=server.serve_forever, name="test-server", daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        return f"http://127.0.0.1:{server.server_port}"
+
+    yield start
+    for server, thread in servers:
+        server.shutdown()
+        thread.join(5)
+        server.server_close()

@@ -1,0 +1,93 @@
+"""The overlay page in a real headless Chromium (Debian's /usr/bin/chromium driven by the
+``playwright`` package): the video plays, and ending a battle round fills in the
+objective control panel. Set ``TABLETRACKER_SCREENSHOT=docs/overlay.png`` to save the page."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from webui import stop_player
+
+CHROMIUM = os.environ.get("TABLETRACKER_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
+
+
+@pytest.fixture
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} not found: the browser test needs Debian's Chromium "
+                    f"(apt-get install -y chromium) or TABLETRACKER_CHROMIUM=/path/to/chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("the browser test needs the Python package 'playwright' (pip install playwright; "
+                    "no 'playwright install' needed: it drives /usr/bin/chromium)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.mark.browser
+def test_overlay_page_plays_and_ends_a_round(browser, live_app, serve_app, tmp_path):
+    app = live_app()
+    try:
+        url = serve_app(app)
+        page = browser.new_page(viewport={"width": 1400, "height": 860})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/", wait_until="domcontentloaded")
+
+        # the MJPEG video shows frames, and they advance
+        page.wait_for_function("document.getElementById('video').naturalWidth > 0", timeout=30_000)
+        page.wait_for_function("/^\\d+$/.test(document.getElementById('frame-index').textContent)", timeout=30_000)
+        first = int(page.inner_text("#frame-index"))
+        page.wait_for_function(f"Number(document.getElementById('frame-index').textContent) > {first}",
+                               timeout=30_000)
+        shot1 = page.locator("#video").screenshot()
+        for _ in range(40):  # the picture itself changes (up to ~20 s on a slow machine)
+            page.wait_for_timeout(500)
+            if page.locator("#video").screenshot() != shot1:
+                break
+        else:
+            pytest.fail("the video element showed the same picture for 20 s")
+
+        # before any round is ended the control panel is empty; the fighters list is filled
+        assert page.locator("[data-testid=control-row]").count() == 0
+        assert page.locator("#fighters li").count() > 0
+        assert page.inner_text("#battle-round").strip() == "1"
+
+        page.click("[data-testid=end-round]")
+        page.wait_for_selector("[data-testid=control-row]", timeout=30_000)
+        rows = page.locator("[data-testid=control-row]")
+        assert rows.count() >= 1
+        assert page.inner_text("#battle-round").strip() == "2"
+        assert "Round 1 ended" in page.inner_text("#end-round-msg")
+        page.wait_for_selector("#log li", timeout=10_000)
+
+        # judge tool: click a fighter, then another → a distance with its margin
+        page.wait_for_function("Object.keys(window.tabletracker.state.pixels.fighters).length >= 2", timeout=30_000)
+        pix = page.evaluate("window.tabletracker.state.pixels.fighters")
+        stream_w = page.evaluate("window.tabletracker.state.stream.width")
+        box = page.locator("#video").bounding_box()
+        k = box["width"] / stream_w
+        (a, (ua, va, _)), (b, (ub, vb, _)) = list(pix.items())[:2]
+        page.mouse.click(box["x"] + ua * k, box["y"] + va * k)
+        page.mouse.click(box["x"] + ub * k, box["y"] + vb * k)
+        page.wait_for_function("document.getElementById('measure').textContent.includes('±')", timeout=15_000)
+        assert f"{a} → {b}" in page.inner_text("#measure")
+        assert errors == [], errors
+
+        shot = os.environ.get("TABLETRACKER_SCREENSHOT")
+        page.screenshot(path=str(tmp_path / "overlay.png"))
+        if shot:
+            shutil.copy(tmp_path / "overlay.png", shot)
+    finally:
+        stop_player(app)

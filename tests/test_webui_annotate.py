@@ -1,0 +1,98 @@
+"""tracker.annotate on a real frame of the bundled footage, through the real camera
+model: rings are the true 3" circles on the table, bases take their side's colour,
+occluded fighters are drawn dashed and faded, layers switch drawing on and off."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tracker.annotate import LAYERS, OBJECTIVE_RANGE_IN, Annotator
+from tracker.sources import open_source
+
+
+@pytest.fixture(scope="module")
+def scene(calibrated, footage):
+    from tracker.pipeline import Pipeline
+
+    pipe = calibrated.fresh()
+    with open_source(footage) as src:
+        for index, t, frame in src:
+            result = pipe.process(frame, index, t)
+            if result.state.fighters and result.state.objectives():
+                return pipe, result
+            if index > 30:
+                break
+    pytest.fail("no frame of the bundled footage shows fighters and objectives")
+
+
+def test_rings_are_true_3in_circles_in_the_controllers_colour(scene):
+    pipe, result = scene
+    state = result.state
+    ann = Annotator(pipe.camera, pipe.config)
+    side = pipe.config.sides[0]
+    control = {tok.id: side.index for tok in state.objectives()}
+    black = np.zeros_like(result.frame)
+    img = ann.annotate(black, state, control, layers={"rings"})
+    exact = np.all(img == np.array(side.rim_bgr, np.uint8), axis=2)
+    assert exact.sum() > 200, "the rings are drawn in the controlling side's colour"
+    lit = np.argwhere(img.max(axis=2) > 0)[:, ::-1].astype(float)  # (u, v)
+    objectives = state.objectives()
+    # each lit pixel, back on the table at each token's height: its distance to each token
+    d = np.stack([np.hypot(*(np.asarray(pipe.camera.unproject(lit, t.z), float).reshape(-1, 2)
+                             - (t.x, t.y)).T) for t in objectives])
+    nearest_ring = np.argmin(np.abs(d - OBJECTIVE_RANGE_IN), axis=0)
+    for k, tok in enumerate(objectives):
+        mine = d[k][nearest_ring == k]
+        ring = mine[(mine > 1.5) & (mine < 4.5)]  # leave out the centre cross and the label
+        assert len(ring) > 50
+        assert abs(np.median(ring) - OBJECTIVE_RANGE_IN) < 0.06
+        assert np.percentile(np.abs(ring - OBJECTIVE_RANGE_IN), 95) < 0.2
+
+
+def test_uncontrolled_ring_is_not_a_side_colour(scene):
+    pipe, result = scene
+    img = Annotator(pipe.camera, pipe.config).annotate(np.zeros_like(result.frame), result.state, {},
+                                                       layers={"rings"})
+    for s in pipe.config.sides:
+        assert not np.all(img == np.array(s.rim_bgr, np.uint8), axis=2).any()
+
+
+def test_occluded_fighters_are_dashed_and_faded(scene):
+    pipe, result = scene
+    f = result.state.fighters[0]
+    ann = Annotator(pipe.camera, pipe.config)
+    black = np.zeros_like(result.frame)
+    seen = ann.annotate(black, result.state.with_fighters((replace(f, occluded=False),)), layers={"bases"})
+    hidden = ann.annotate(black, result.state.with_fighters((replace(f, occluded=True),)), layers={"bases"})
+    assert seen.any() and hidden.any()
+    assert hidden.astype(np.int64).sum() < 0.6 * seen.astype(np.int64).sum()
+    colour = np.array(pipe.config.side(f.side).rim_bgr, np.uint8)
+    assert np.all(seen == colour, axis=2).any() and not np.all(hidden == colour, axis=2).any()
+
+
+def test_layers(scene):
+    pipe, result = scene
+    ann = Annotator(pipe.camera, pipe.config)
+    assert np.array_equal(ann.annotate(result.frame, result.state, layers=()), result.frame)
+    full = ann.annotate(result.frame, result.state)
+    assert not np.array_equal(full, result.frame)
+    assert full is not result.frame and full.shape == result.frame.shape
+    for layer in LAYERS:
+        ann.annotate(result.frame, result.state, layers={layer})
+    with pytest.raises(ValueError, match="lasers"):
+        ann.annotate(result.frame, result.state, layers={"lasers"})
+
+
+def test_fighter_pixels_match_a_resized_frame(scene):
+    pipe, result = scene
+    ann = Annotator(pipe.camera, pipe.config)
+    h, w = result.frame.shape[:2]
+    full = ann.fighter_pixels(result.state)
+    half = ann.fighter_pixels(result.state, scale=0.5)
+    assert full and set(full) == set(half)
+    for fid, (u, v, r) in full.items():
+        assert 0 <= u < w and 0 <= v < h and r > 2
+        assert half[fid][0] == pytest.approx(u / 2, abs=0.1) and half[fid][2] == pytest.approx(r / 2, abs=0.2)

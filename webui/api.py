@@ -1,0 +1,372 @@
+"""The JSON API: live state, ending a battle round, the rulings log, judge measurements,
+games and their export. Every error is ``{"error": "..."}`` with a 4xx (503 while no
+frame has been processed or the player is off; 500 only for a server fault).
+
+========================================  =============================================
+GET  /api/state                           frame_index, time_s, game_id, battle_round,
+                                          game_over, state (WorldState.to_dict()),
+                                          control, projected_control, calibration_health,
+                                          hands_over_table, fps{source,processing,
+                                          processed,dropped,errors}, timings_ms,
+                                          source{spec,live,running,error}, sides[],
+                                          stream{width,height,scale,layers},
+                                          pixels{fighters{id:[u,v,r]},tokens{id:[u,v]}},
+                                          auth{token_required}
+POST /api/round/end  {"battle_round"?: n}  201: id/ruling_id, game_id, ended_round,
+                                          battle_round (now), game_over, frame_index,
+                                          time_s, previous_control, control,
+                                          rulings[Ruling.to_dict()], snapshot_url,
+                                          warnings[]; 409 stale round / game over
+GET  /api/rulings?game=current|all|N&limit&offset   {game_id, rulings[...]} newest first
+GET  /api/rulings/<id>                    one ruling, with the world state it was made on
+GET  /api/rulings/<id>/snapshot.jpg       the JPEG evidence (whole frame, all layers)
+GET  /api/measure?from=&to=&threshold=    distance_in, horizontal_in, vertical_in,
+                                          margin_in (1 sigma), verdict (with threshold),
+                                          from_point, to_point, pixels, cover (fighters)
+GET  /api/game, /api/games                the current game / every game
+POST /api/game/new  {}                    201: a new game (round 1, no control)
+GET  /api/games/<id>/export.json?embed=0|1  game + rulings (+ base64 snapshots)
+========================================  =============================================
+
+State-changing requests (POST) must be JSON and, when JUDGE_TOKEN is set, carry it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import sqlite3
+from typing import Any
+
+import numpy as np
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
+
+from tracker.annotate import LAYERS, colour_hex
+
+from . import get_player
+from .auth import token_required
+from .db import control_of, current_game, get_db, new_game, now_iso
+from .errors import ApiError
+from .judge import measure, objective_control
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+# -- helpers -------------------------------------------------------------------------
+def jsonable(v: Any) -> Any:
+    """Make world-state dicts safe for JSON (numpy scalars/arrays, NaN → None)."""
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return jsonable(v.tolist())
+    if isinstance(v, np.generic):
+        return jsonable(v.item())
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, (str, int, bool)) or v is None:
+        return v
+    return str(v)
+
+
+def json_body() -> dict[str, Any]:
+    """The request's JSON object ({} for an empty body); 400 for anything else."""
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "the request body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, f"the request body must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def int_arg(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    if isinstance(value, bool):
+        raise ApiError(400, f"'{name}' must be a whole number, not {value!r}")
+    if isinstance(value, str):
+        value = value.strip()
+        if not value.lstrip("-").isdigit():
+            raise ApiError(400, f"'{name}' must be a whole number, not {value!r}")
+        value = int(value)
+    if not isinstance(value, int):
+        raise ApiError(400, f"'{name}' must be a whole number, not {value!r}")
+    if minimum is not None and value < minimum or maximum is not None and value > maximum:
+        raise ApiError(400, f"'{name}' must be between {minimum} and {maximum}, not {value}")
+    return value
+
+
+def float_arg(value: Any, name: str, *, minimum: float = 0.0, maximum: float = 1000.0) -> float:
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        f = float(value)
+    except (TypeError, ValueError):
+        raise ApiError(400, f"'{name}' must be a number of inches, not {value!r}") from None
+    if not math.isfinite(f) or not minimum <= f <= maximum:
+        raise ApiError(400, f"'{name}' must be between {minimum:g} and {maximum:g} inches, not {value!r}")
+    return f
+
+
+def the_player():
+    player = get_player(current_app)
+    if player is None:
+        raise ApiError(503, "the live player is not running (START_PLAYER is off); start the server with a source")
+    return player
+
+
+def the_latest(player):
+    latest = player.latest()
+    if latest is None:
+        msg = "no frame has been processed yet; wait a moment and retry"
+        if player.last_error:
+            msg += f" (last error: {player.last_error})"
+        raise ApiError(503, msg)
+    return latest
+
+
+def this_game(db: sqlite3.Connection) -> sqlite3.Row:
+    return current_game(db, source=current_app.config["SOURCE"], footage=current_app.config["FOOTAGE"])
+
+
+def game_json(row: sqlite3.Row) -> dict[str, Any]:
+    return {"id": row["id"], "started_at": row["started_at"], "ended_at": row["ended_at"],
+            "battle_round": row["battle_round"], "over": row["ended_at"] is not None,
+            "max_rounds": int(current_app.config["MAX_ROUNDS"]), "control": control_of(row),
+            "source": row["source"], "footage": row["footage"]}
+
+
+def ruling_json(row: sqlite3.Row, *, with_state: bool = False, external: bool = False) -> dict[str, Any]:
+    d = {"id": row["id"], "game_id": row["game_id"], "battle_round": row["battle_round"],
+         "created_at": row["created_at"], "frame_index": row["frame_index"], "time_s": row["time_s"],
+         "previous_control": json.loads(row["previous_control"]), "control": json.loads(row["control"]),
+         "rulings": json.loads(row["rulings"]),
+         "snapshot_url": url_for("api.snapshot", ruling_id=row["id"], _external=external)
+         if row["snapshot"] is not None else None}
+    if with_state:
+        d["state"] = json.loads(row["state"])
+    return d
+
+
+def sides_json() -> list[dict[str, Any]]:
+    player = get_player(current_app)
+    if player is None:
+        return []
+    return [{"index": s.index, "colour": s.colour, "hex": colour_hex(s.rim_bgr)}
+            for s in player.pipeline.config.sides]
+
+
+# -- routes --------------------------------------------------------------------------
+@bp.get("/state")
+def state():
+    player = the_player()
+    latest = the_latest(player)
+    r = latest.result
+    st = r.state
+    game = this_game(get_db())
+    control = control_of(game)
+    projected = latest.cache.get(("projected", json.dumps(control, sort_keys=True)))
+    if projected is None:
+        try:
+            projected, _ = objective_control(st, control, game["battle_round"])
+        except ApiError:
+            projected = None  # no rules core
+        latest.cache[("projected", json.dumps(control, sort_keys=True))] = projected
+    body = {
+        "frame_index": r.index,
+        "time_s": round(float(r.time_s), 4),
+        "game_id": game["id"],
+        "battle_round": game["battle_round"],
+        "game_over": game["ended_at"] is not None,
+        "state": jsonable(st.to_dict()),
+        "control": control,
+        "projected_control": projected,
+        "calibration_health": st.calibration_health,
+        "hands_over_table": st.hands_over_table,
+        "fps": {"source": round(player.fps_source, 2), "processing": round(player.processing_fps, 2),
+                "processed": player.processed, "dropped": player.dropped, "errors": player.errors},
+        "timings_ms": jsonable(r.timings_ms),
+        "source": {"spec": player.source_spec, "live": bool(player.source.is_live),
+                   "running": player.running, "error": player.last_error},
+        "sides": sides_json(),
+        "stream": {"width": int(latest.small.shape[1]), "height": int(latest.small.shape[0]),
+                   "scale": latest.scale, "layers": list(LAYERS)},
+        "pixels": {"fighters": player.fighter_pixels(latest), "tokens": player.token_pixels(latest)},
+        "auth": {"token_required": token_required()},
+    }
+    return jsonify(body)
+
+
+@bp.post("/round/end")
+def end_round():
+    """End the current battle round: compute objective control with the rules core,
+    keep the rulings with a JPEG of the table, advance the round."""
+    data = json_body()
+    unknown = set(data) - {"battle_round"}
+    if unknown:
+        raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; the only field is 'battle_round'")
+    player = the_player()
+    latest = the_latest(player)
+    db = get_db()
+    game = this_game(db)
+    max_rounds = int(current_app.config["MAX_ROUNDS"])
+    if game["ended_at"] is not None:
+        raise ApiError(409, f"game {game['id']} ended after battle round {game['battle_round']}; "
+                            f"start a new game (POST /api/game/new)")
+    rnd = game["battle_round"]
+    if "battle_round" in data:
+        asked = int_arg(data["battle_round"], "battle_round", minimum=1, maximum=max_rounds)
+        if asked != rnd:
+            raise ApiError(409, f"battle round {asked} is not the current round ({rnd}); reload the page")
+    previous = control_of(game)
+    control, rulings = objective_control(latest.result.state, previous, rnd)
+    snapshot = player.evidence_jpeg(latest, control)
+    state_json = json.dumps(jsonable(latest.result.state.to_dict()))
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        again = db.execute("SELECT battle_round, ended_at FROM games WHERE id = ?", (game["id"],)).fetchone()
+        if again["battle_round"] != rnd or again["ended_at"] is not None:
+            raise ApiError(409, f"battle round {rnd} was just ended by another request; reload the page")
+        cur = db.execute(
+            "INSERT INTO rulings (game_id, battle_round, created_at, frame_index, time_s, previous_control,"
+            " control, rulings, state, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (game["id"], rnd, now_iso(), int(latest.result.index), float(latest.result.time_s),
+             json.dumps(previous), json.dumps(control), json.dumps(rulings), state_json, snapshot))
+        if rnd >= max_rounds:
+            db.execute("UPDATE games SET control = ?, ended_at = ? WHERE id = ?",
+                       (json.dumps(control), now_iso(), game["id"]))
+        else:
+            db.execute("UPDATE games SET control = ?, battle_round = ? WHERE id = ?",
+                       (json.dumps(control), rnd + 1, game["id"]))
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+    player.set_control(control)
+    row = db.execute("SELECT * FROM rulings WHERE id = ?", (cur.lastrowid,)).fetchone()
+    body = ruling_json(row)
+    st = latest.result.state
+    warnings = []
+    if st.hands_over_table:
+        warnings.append("hands were over the table in this frame: check the picture")
+    if st.calibration_health != "ok":
+        warnings.append(f"calibration health is '{st.calibration_health}': measurements may be off")
+    occluded = [f.id for f in st.fighters if f.occluded]
+    if occluded:
+        warnings.append(f"hidden fighters counted at their last seen position: {', '.join(occluded)}")
+    body.update({"ruling_id": row["id"], "ended_round": rnd, "warnings": warnings,
+                 "battle_round": rnd if rnd >= max_rounds else rnd + 1, "game_over": rnd >= max_rounds})
+    return jsonify(body), 201
+
+
+@bp.get("/rulings")
+def rulings():
+    db = get_db()
+    game_arg = request.args.get("game", "current")
+    if game_arg == "current":
+        game_id = this_game(db)["id"]
+    elif game_arg == "all":
+        game_id = None
+    else:
+        game_id = int_arg(game_arg, "game", minimum=1)
+        if db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
+            raise ApiError(404, f"no game {game_id}")
+    limit = int_arg(request.args.get("limit", "100"), "limit", minimum=1, maximum=1000)
+    offset = int_arg(request.args.get("offset", "0"), "offset", minimum=0, maximum=10**9)
+    if game_id is None:
+        rows = db.execute("SELECT * FROM rulings ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
+    else:
+        rows = db.execute("SELECT * FROM rulings WHERE game_id = ? ORDER BY id DESC LIMIT ? OFFSET ?",
+                          (game_id, limit, offset)).fetchall()
+    return jsonify({"game_id": game_id, "rulings": [ruling_json(r) for r in rows]})
+
+
+@bp.get("/rulings/<int:ruling_id>")
+def ruling(ruling_id: int):
+    row = get_db().execute("SELECT * FROM rulings WHERE id = ?", (ruling_id,)).fetchone()
+    if row is None:
+        raise ApiError(404, f"no ruling {ruling_id}")
+    return jsonify(ruling_json(row, with_state=True))
+
+
+@bp.get("/rulings/<int:ruling_id>/snapshot.jpg")
+def snapshot(ruling_id: int):
+    row = get_db().execute("SELECT snapshot FROM rulings WHERE id = ?", (ruling_id,)).fetchone()
+    if row is None or row["snapshot"] is None:
+        raise ApiError(404, f"no snapshot for ruling {ruling_id}")
+    return Response(bytes(row["snapshot"]), mimetype="image/jpeg",
+                    headers={"Cache-Control": "public, max-age=86400, immutable"})
+
+
+@bp.get("/measure")
+def measure_route():
+    """Judge tool: ``?from=<fighter id>&to=<fighter or token id>[&threshold=<inches>]``."""
+    a = request.args.get("from", "").strip()
+    b = request.args.get("to", "").strip()
+    if not a or not b:
+        raise ApiError(400, "give 'from' (a fighter id) and 'to' (a fighter or token id), e.g. ?from=f1&to=o1")
+    threshold = request.args.get("threshold")
+    thr = None if threshold in (None, "") else float_arg(threshold, "threshold")
+    player = the_player()
+    latest = the_latest(player)
+    out = measure(latest.result.state, a, b, thr)
+    out["frame_index"] = latest.result.index
+    # where the measured segment lies in the streamed picture (for the page to draw it)
+    uv = player.annotator.project(np.array([out["from_point"], out["to_point"]], float), latest.scale)
+    out["pixels"] = uv.round(1).tolist() if np.all(np.isfinite(uv)) else None
+    return jsonify(jsonable(out))
+
+
+@bp.get("/games")
+def games():
+    rows = get_db().execute("SELECT * FROM games ORDER BY id DESC LIMIT 200").fetchall()
+    return jsonify({"games": [game_json(r) for r in rows]})
+
+
+@bp.get("/game")
+def game():
+    return jsonify(game_json(this_game(get_db())))
+
+
+@bp.post("/game/new")
+def game_new():
+    data = json_body()
+    if data:
+        raise ApiError(400, f"unknown field(s) {', '.join(sorted(data))}; send {{}}")
+    row = new_game(get_db(), source=current_app.config["SOURCE"], footage=current_app.config["FOOTAGE"])
+    player = get_player(current_app)
+    if player is not None:
+        player.set_control({})
+    return jsonify(game_json(row)), 201
+
+
+def export_data(game_id: int, *, external: bool = True) -> dict[str, Any]:
+    db = get_db()
+    row = db.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
+    if row is None:
+        raise ApiError(404, f"no game {game_id}")
+    rows = db.execute("SELECT * FROM rulings WHERE game_id = ? ORDER BY battle_round, id", (game_id,)).fetchall()
+    return {"format": "tabletracker-game/1", "exported_at": now_iso(), "game": game_json(row),
+            "rulings": [ruling_json(r, with_state=True, external=external) for r in rows]}
+
+
+@bp.get("/games/<int:game_id>/export.json")
+def export_json(game_id: int):
+    """The game and every ruling with its world state; ``?embed=1`` puts each snapshot
+    in the file (base64 JPEG) so the export stands on its own."""
+    embed = request.args.get("embed", "0")
+    if embed not in ("0", "1"):
+        raise ApiError(400, "'embed' must be 0 or 1")
+    data = export_data(game_id)
+    if embed == "1":
+        db = get_db()
+        for r in data["rulings"]:
+            row = db.execute("SELECT snapshot FROM rulings WHERE id = ?", (r["id"],)).fetchone()
+            r["snapshot_jpeg_base64"] = base64.b64encode(bytes(row["snapshot"])).decode() if row["snapshot"] else None
+    resp = jsonify(data)
+    resp.headers["Content-Disposition"] = f'attachment; filename="tabletracker-game-{game_id}.json"'
+    return resp

@@ -1,0 +1,111 @@
+"""``tabletracker serve``: the live overlay page on http://127.0.0.1:5000.
+
+With no arguments it plays the bundled sample footage on loop. A bad source or footage
+folder raises :class:`tracker.errors.UserError` (one line) before the server starts.
+Serving beyond this machine (``--host 0.0.0.0``) needs a judge token: every
+state-changing request must then carry it; viewers need none.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from pathlib import Path
+
+import click
+
+from tracker.errors import UserError
+
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def build_app(source: str | None = None, footage: str | None = None, db: str | None = None,
+              token: str | None = None, host: str = "127.0.0.1"):
+    """Check everything and build the app (player running) or raise UserError."""
+    from tracker.pipeline import Pipeline
+    from tracker.sources import default_footage, open_source
+
+    from . import create_app, resolve_source
+
+    token = token or os.environ.get("TABLETRACKER_TOKEN") or None
+    if not is_loopback(host) and not token:
+        raise UserError(f"--host {host} lets other machines change the game; give --token TOKEN "
+                        f"(or set TABLETRACKER_TOKEN) so only the judge can")
+    if footage not in (None, "") and not Path(footage).is_dir():
+        raise UserError(f"{footage}: footage folder not found; give --footage a folder with game.yaml and calib/")
+    open_source(source if source not in (None, "") else default_footage()).close()  # SourceError: one line
+    src, footage_dir = resolve_source(source, footage)
+    if not footage_dir.is_dir():
+        raise UserError(f"{footage_dir}: footage folder not found; give --footage a folder with game.yaml and calib/")
+    click.echo(f"Calibrating from {footage_dir} ...", err=True)
+    pipeline = Pipeline.from_footage(footage_dir)
+    config = {"SOURCE": src, "FOOTAGE": str(footage_dir), "PIPELINE": pipeline, "JUDGE_TOKEN": token}
+    if db:
+        Path(db).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        config["DATABASE"] = str(Path(db).expanduser().resolve())
+    return create_app(config)
+
+
+def port_free(host: str, port: int) -> bool:
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(fam, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+@click.command("serve")
+@click.option("--source", default=None, metavar="SPEC",
+              help="Camera index, video file, image folder or footage folder (default: the bundled sample).")
+@click.option("--footage", default=None, metavar="DIR", type=click.Path(file_okay=False),
+              help="Folder with game.yaml and calib/ (default: the source when it is one, else the sample).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=5000, show_default=True, type=click.IntRange(1, 65535), help="Port.")
+@click.option("--db", default=None, metavar="PATH", help="SQLite file for rulings (default: instance/tabletracker.sqlite).")
+@click.option("--token", default=None, metavar="TOKEN",
+              help="Judge token required for state-changing requests (env TABLETRACKER_TOKEN). Required with a non-loopback --host.")
+def serve(source, footage, host, port, db, token):
+    """Serve the live overlay page (plays the bundled footage on loop by default)."""
+    if not port_free(host, port):
+        raise UserError(f"port {port} on {host} is in use; pick another with --port")
+    app = build_app(source, footage, db, token, host)
+    from . import stop_player
+
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"Serving the live overlay on http://{shown}:{port}  (Ctrl+C to stop)")
+    try:
+        app.run(host=host, port=port, threaded=True, debug=False, use_reloader=False)
+    finally:
+        stop_player(app)
+
+
+def main() -> None:  # pragma: no cover - ``python -m webui.cli``; the lead's CLI does the same
+    import sys
+
+    try:
+        serve.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        sys.exit(1)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except UserError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(e.exit_code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,273 @@
+"""The live player: background threads that read the source, run the pipeline on each
+frame paced to the source's frame rate, and keep the latest result for the web page.
+
+A reader thread reads frames as they are due (files and folders in real time, looping;
+a camera as it gives them) into a one-frame mailbox; the processing thread always takes
+the newest frame. When processing is slower than the source, the frames it had no time
+for are dropped (and counted), never queued, so the overlay never lags behind the table.
+Everything the request threads read goes through one lock; a
+:class:`threading.Condition` wakes the MJPEG streams on each new frame.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import cv2
+import numpy as np
+
+from tracker.annotate import DEFAULT_LAYERS, Annotator
+from tracker.errors import UserError
+from tracker.sources import open_source
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Latest:
+    """One processed frame as the page sees it."""
+
+    seq: int  # 1, 2, ... for each processed frame (0: none yet)
+    result: Any  # tracker.pipeline.FrameResult
+    small: np.ndarray  # the frame resized for streaming
+    scale: float  # small / camera image
+    wall_time: float
+    cache: dict = field(default_factory=dict, compare=False)
+
+
+class LivePlayer:
+    def __init__(self, source: Any, pipeline, *, loop: bool = True, stream_width: int = 1280,
+                 jpeg_quality: int = 80, realtime: bool = True):
+        self.source_spec = str(source)
+        self.source = open_source(source, loop=loop)  # SourceError (a UserError) on a bad source
+        self.pipeline = pipeline
+        self.annotator = Annotator(pipeline.camera, pipeline.config)
+        self.stream_width = int(stream_width)
+        self.jpeg_quality = int(jpeg_quality)
+        self.realtime = realtime
+        self.fps_source = float(self.source.fps or 15.0)
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._reader: threading.Thread | None = None
+        self._mailbox: tuple[int, float, np.ndarray] | None = None
+        self._source_done = False
+        self._latest: Latest | None = None
+        self._control: dict[str, int | None] = {}
+        self._done_times: deque[float] = deque(maxlen=30)
+        self.processed = 0
+        self.dropped = 0
+        self.errors = 0
+        self.last_error: str | None = None
+        self.finished = False
+        self.started_at: float | None = None
+
+    # -- life cycle ------------------------------------------------------------------
+    def start(self) -> "LivePlayer":
+        if self._thread is None:
+            self.started_at = time.monotonic()
+            self._reader = threading.Thread(target=self._read, name="tabletracker-read", daemon=True)
+            self._thread = threading.Thread(target=self._run, name="tabletracker-live", daemon=True)
+            self._reader.start()
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop both threads; the reader closes the source itself (never under its feet)."""
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        for t in (self._thread, self._reader):
+            if t is not None and t is not threading.current_thread():
+                t.join(timeout)
+        if self._thread is None:
+            self.source.close()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and not self._stop.is_set()
+
+    # -- the two loops ---------------------------------------------------------------
+    def _read(self) -> None:
+        """Read frames as they are due (files: at the source's fps; a camera: as it
+        gives them) into a one-frame mailbox; a frame not taken in time is dropped."""
+        t0_source: float | None = None
+        t0_wall = 0.0
+        try:
+            for index, t, frame in self.source:
+                if self._stop.is_set():
+                    break
+                if self.realtime and not self.source.is_live:
+                    now = time.monotonic()
+                    if t0_source is None:
+                        t0_source, t0_wall = t, now
+                    due = t0_wall + (t - t0_source)
+                    if now < due and self._stop.wait(due - now):
+                        break
+                with self._cond:
+                    if self._mailbox is not None:
+                        self.dropped += 1  # processing is behind: drop, never queue
+                    self._mailbox = (index, t, frame)
+                    self._cond.notify_all()
+                if not self.realtime:  # as fast as processing goes, nothing dropped
+                    with self._cond:
+                        while self._mailbox is not None and not self._stop.is_set():
+                            self._cond.wait(0.5)
+        except UserError as e:  # the source failed mid-way (camera unplugged, corrupt file)
+            self.last_error = str(e)
+            log.warning("live source stopped: %s", e)
+        except Exception as e:  # noqa: BLE001 - keep the server up, say what happened
+            self.last_error = f"{e.__class__.__name__}: {e}"
+            log.exception("reading the live source failed")
+        finally:
+            self.source.close()
+            with self._cond:
+                self._source_done = True
+                self._cond.notify_all()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                with self._cond:
+                    while self._mailbox is None and not self._source_done and not self._stop.is_set():
+                        self._cond.wait(0.5)
+                    item, self._mailbox = self._mailbox, None
+                    self._cond.notify_all()
+                if item is None:
+                    break  # source ended (or stop)
+                index, t, frame = item
+                self._process(frame, index, t)
+        finally:
+            self.finished = True
+            with self._cond:
+                self._cond.notify_all()
+
+    def _process(self, frame: np.ndarray, index: int, t: float) -> None:
+        try:
+            result = self.pipeline.process(frame, index, t)
+        except UserError as e:
+            self.errors += 1
+            self.last_error = str(e)
+            return
+        except Exception as e:  # noqa: BLE001 - one bad frame must not stop the live view
+            self.errors += 1
+            self.last_error = f"frame {index}: {e.__class__.__name__}: {e}"
+            log.exception("pipeline failed on frame %d", index)
+            return
+        h, w = frame.shape[:2]
+        scale = min(1.0, self.stream_width / w) if self.stream_width > 0 else 1.0
+        small = frame if scale == 1.0 else cv2.resize(frame, (round(w * scale), round(h * scale)),
+                                                      interpolation=cv2.INTER_AREA)
+        now = time.monotonic()
+        with self._cond:
+            seq = (self._latest.seq if self._latest else 0) + 1
+            self._latest = Latest(seq, result, small, scale, now)
+            self._done_times.append(now)
+            self.processed += 1
+            self._cond.notify_all()
+
+    # -- what the request threads read -----------------------------------------------
+    def latest(self) -> Latest | None:
+        with self._lock:
+            return self._latest
+
+    def wait_next(self, after_seq: int, timeout: float = 1.0) -> Latest | None:
+        """The first frame newer than ``after_seq`` (None on timeout or when stopped)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self._stop.is_set():
+                if self._latest is not None and self._latest.seq > after_seq:
+                    return self._latest
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.finished and self._latest is not None):
+                    return None
+                self._cond.wait(left)
+        return None
+
+    def wait_first(self, timeout: float = 30.0) -> Latest | None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            got = self.wait_next(0, timeout=min(0.5, max(0.0, deadline - time.monotonic())))
+            if got is not None:
+                return got
+            if self.finished:
+                return self.latest()
+        return self.latest()
+
+    def wait_until(self, predicate, timeout: float = 30.0) -> Latest | None:
+        """The first processed frame (the latest, or one still to come) for which
+        ``predicate(latest)`` is true; None on timeout or if the player stops."""
+        deadline = time.monotonic() + timeout
+        latest = self.latest()
+        while True:
+            if latest is not None and predicate(latest):
+                return latest
+            left = deadline - time.monotonic()
+            if left <= 0 or self.finished:
+                return None
+            latest = self.wait_next(latest.seq if latest else 0, timeout=min(left, 2.0)) or self.latest()
+
+    @property
+    def processing_fps(self) -> float:
+        with self._lock:
+            ts = list(self._done_times)
+        if len(ts) < 2 or time.monotonic() - ts[-1] > 3.0:
+            return 0.0
+        return (len(ts) - 1) / max(ts[-1] - ts[0], 1e-6)
+
+    def set_control(self, control: dict[str, int | None]) -> None:
+        with self._lock:
+            self._control = dict(control)
+
+    @property
+    def control(self) -> dict[str, int | None]:
+        with self._lock:
+            return dict(self._control)
+
+    def jpeg(self, latest: Latest, layers: Iterable[str] = DEFAULT_LAYERS,
+             lines: tuple = ()) -> bytes:
+        """The streamed frame of ``latest`` with ``layers`` drawn, as JPEG (cached per
+        frame and layer set, so many viewers cost one encode)."""
+        control = self.control
+        key = (frozenset(layers), tuple(sorted(control.items(), key=lambda kv: kv[0])), lines)
+        got = latest.cache.get(key)
+        if got is None:
+            img = self.annotator.annotate(latest.small, latest.result.state, control, key[0],
+                                          scale=latest.scale, lines=lines)
+            ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality])
+            got = buf.tobytes() if ok else b""
+            if len(latest.cache) > 8:
+                latest.cache.clear()
+            latest.cache[key] = got
+        return got
+
+    def evidence_jpeg(self, latest: Latest, control: dict[str, int | None], quality: int = 88) -> bytes:
+        """Full-resolution frame with every layer drawn: the picture kept with a ruling."""
+        img = self.annotator.annotate(latest.result.frame, latest.result.state, control)
+        ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        return buf.tobytes() if ok else b""
+
+    def fighter_pixels(self, latest: Latest) -> dict[str, list[float]]:
+        got = latest.cache.get("pixels")
+        if got is None:
+            got = latest.cache["pixels"] = self.annotator.fighter_pixels(latest.result.state, latest.scale)
+        return got
+
+    def token_pixels(self, latest: Latest) -> dict[str, list[float]]:
+        got = latest.cache.get("token_pixels")
+        if got is None:
+            got = {}
+            for tok in latest.result.state.tokens:
+                uv = self.annotator.project(np.array([[tok.x, tok.y, tok.z]]), latest.scale)[0]
+                if np.all(np.isfinite(uv)):
+                    got[tok.id] = [round(float(uv[0]), 1), round(float(uv[1]), 1)]
+            latest.cache["token_pixels"] = got
+        return got
+
+

@@ -1,0 +1,231 @@
+// Live overlay page: polls /api/state, ends battle rounds, judge measurements, layers.
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  let last = null;          // last /api/state body
+  let sides = {};           // index -> {colour, hex}
+  let pick = [];            // judge selection: ids
+  let measureLine = null;   // {from:[u,v], to:[u,v], label}
+  const tokenInput = $("judge-token");
+  tokenInput.value = localStorage.getItem("tabletracker.token") || "";
+  tokenInput.addEventListener("change", () => localStorage.setItem("tabletracker.token", tokenInput.value));
+
+  function esc(s) {
+    return String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+  }
+  function sideName(i) {
+    if (i === null || i === undefined) return "no one";
+    return sides[i] ? sides[i].colour : "side " + i;
+  }
+  function swatch(i) {
+    const hex = (i !== null && i !== undefined && sides[i]) ? sides[i].hex : "#999";
+    return `<span class="swatch" style="background:${esc(hex)}"></span>`;
+  }
+  async function api(method, url, body) {
+    const opts = {method, headers: {}};
+    if (method !== "GET") {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body || {});
+      if (tokenInput.value) opts.headers["X-Judge-Token"] = tokenInput.value;
+    }
+    const r = await fetch(url, opts);
+    let data = null;
+    try { data = await r.json(); } catch (e) { data = {error: `HTTP ${r.status}`}; }
+    if (!r.ok) throw new Error(data && data.error ? data.error : `HTTP ${r.status}`);
+    return data;
+  }
+
+  // -- panel -------------------------------------------------------------------------
+  function renderControl(control, projected) {
+    const ids = Object.keys(control || {});
+    const body = $("control").tBodies[0];
+    const proj = projected || {};
+    const ifNow = (id) => (id in proj) ? `<td class="proj" title="if the round ended now">${swatch(proj[id])}${esc(sideName(proj[id]))}</td>` : "<td></td>";
+    if (!ids.length) {
+      body.innerHTML = `<tr class="empty"><td colspan="3">No battle round ended yet</td></tr>` +
+        Object.keys(proj).sort().map((id) => `<tr class="proj-row"><td>${esc(id)}</td><td>–</td>${ifNow(id)}</tr>`).join("");
+      return;
+    }
+    body.innerHTML = ids.sort().map((id) =>
+      `<tr class="control-row" data-testid="control-row" data-objective="${esc(id)}">` +
+      `<td>${esc(id)}</td><td>${swatch(control[id])}${esc(sideName(control[id]))}</td>${ifNow(id)}</tr>`).join("");
+  }
+  function renderFighters(state) {
+    const bySide = {};
+    for (const f of state.fighters) (bySide[f.side] = bySide[f.side] || []).push(f);
+    const idx = Object.keys(bySide).map(Number).sort((a, b) => a - b);
+    $("fighters").innerHTML = idx.map((i) =>
+      `<div class="side" data-side="${i}">${swatch(i)}<b>${esc(sideName(i))}</b> (${bySide[i].length})<ul>` +
+      bySide[i].map((f) => `<li class="${f.occluded ? "occluded" : ""}" title="x ${f.x.toFixed(2)} y ${f.y.toFixed(2)} z ${f.z.toFixed(2)}">` +
+        `${esc(f.id)}${f.occluded ? " (hidden)" : ""}${f.carrying ? " ◆" : ""}</li>`).join("") +
+      `</ul></div>`).join("") || "<p class='hint'>No fighters seen.</p>";
+  }
+  function renderStatus(s) {
+    const src = $("st-source");
+    src.textContent = `${s.source.spec.split("/").filter(Boolean).pop() || s.source.spec}${s.source.live ? " (live)" : ""}`;
+    src.title = s.source.spec;
+    $("st-fps").textContent = `${s.fps.processing.toFixed(1)} / ${s.fps.source.toFixed(1)} (dropped ${s.fps.dropped})`;
+    const cal = $("st-calib");
+    cal.textContent = s.calibration_health;
+    cal.className = s.calibration_health === "ok" ? "" : "warn";
+    const hands = $("st-hands");
+    hands.textContent = s.hands_over_table ? "over the table" : "clear";
+    hands.className = s.hands_over_table ? "warn" : "";
+    $("st-error").textContent = s.source.error ? `⚠ ${s.source.error}` : "";
+  }
+  function renderRulings(list, target) {
+    target.innerHTML = (list || []).map((r) => {
+      const cls = r.verdict === "too close to call" ? "verdict-too" : "";
+      const m = (r.measured !== null && r.measured !== undefined) ? ` — ${Number(r.measured).toFixed(2)}" vs ${r.threshold}" ±${Number(r.margin).toFixed(2)}` : "";
+      return `<li class="${cls}" title="${esc(r.rule ? r.rule.quote : "")}">${esc(r.subject)}: ${esc(r.verdict)}${esc(m)}` +
+        (r.outcome ? ` — ${esc(r.outcome)}` : "") + `</li>`;
+    }).join("");
+  }
+  async function refreshLog() {
+    try {
+      const data = await api("GET", "/api/rulings?limit=20");
+      $("log").innerHTML = data.rulings.map((r) =>
+        `<li>Round ${r.battle_round}, frame ${r.frame_index}: ` +
+        Object.keys(r.control).sort().map((k) => `${esc(k)} → ${esc(sideName(r.control[k]))}`).join(", ") +
+        (r.snapshot_url ? ` <a href="${esc(r.snapshot_url)}" target="_blank">picture</a>` : "") + `</li>`).join("");
+    } catch (e) { /* shown by the state poll */ }
+  }
+  async function poll() {
+    try {
+      const s = await api("GET", "/api/state");
+      last = s;
+      sides = {};
+      for (const sd of s.sides) sides[sd.index] = sd;
+      $("frame-index").textContent = s.frame_index;
+      $("battle-round").textContent = s.battle_round;
+      $("game-over").hidden = !s.game_over;
+      $("end-round").disabled = s.game_over;
+      $("token-box").hidden = !s.auth.token_required;
+      $("report-link").href = `/games/${s.game_id}/report`;
+      $("export-link").href = `/api/games/${s.game_id}/export.json`;
+      renderControl(s.control, s.projected_control);
+      renderFighters(s.state);
+      renderStatus(s);
+      drawJudge();
+    } catch (e) {
+      $("st-error").textContent = `⚠ ${e.message}`;
+    } finally {
+      setTimeout(poll, 400);
+    }
+  }
+
+  $("end-round").addEventListener("click", async () => {
+    const btn = $("end-round");
+    const msg = $("end-round-msg");
+    btn.disabled = true;
+    msg.className = "msg";
+    msg.textContent = "Measuring…";
+    try {
+      const body = last ? {battle_round: last.battle_round} : {};
+      const r = await api("POST", "/api/round/end", body);
+      renderControl(r.control, last ? last.projected_control : null);
+      renderRulings(r.rulings, $("round-rulings"));
+      msg.textContent = `Round ${r.ended_round} ended` + (r.game_over ? " — game over." : `; now round ${r.battle_round}.`) +
+        (r.warnings && r.warnings.length ? " ⚠ " + r.warnings.join("; ") : "");
+      $("battle-round").textContent = r.battle_round;
+      refreshLog();
+    } catch (e) {
+      msg.className = "msg err";
+      msg.textContent = e.message;
+    } finally {
+      btn.disabled = false;
+    }
+  });
+
+  $("new-game").addEventListener("click", async () => {
+    if (!confirm("Start a new game? The rulings so far stay in the log.")) return;
+    try { await api("POST", "/api/game/new", {}); $("round-rulings").innerHTML = ""; refreshLog(); }
+    catch (e) { $("end-round-msg").textContent = e.message; }
+  });
+
+  // -- layers --------------------------------------------------------------------------
+  function streamUrl() {
+    const on = [...document.querySelectorAll("input.layer")].filter((c) => c.checked).map((c) => c.value);
+    return "/stream.mjpg?layers=" + (on.length ? on.join(",") : "none");
+  }
+  for (const c of document.querySelectorAll("input.layer")) {
+    c.addEventListener("change", () => { $("video").src = streamUrl(); });
+  }
+  $("layer-measure").addEventListener("change", drawJudge);
+
+  // -- judge: click a fighter, then a target ---------------------------------------------
+  function hit(u, v) {
+    if (!last) return null;
+    let best = null, bestD = Infinity;
+    for (const [id, p] of Object.entries(last.pixels.fighters)) {
+      const d = Math.hypot(p[0] - u, p[1] - v);
+      if (d <= p[2] + 6 && d < bestD) { best = id; bestD = d; }
+    }
+    for (const [id, p] of Object.entries(last.pixels.tokens)) {
+      const d = Math.hypot(p[0] - u, p[1] - v);
+      if (d <= 14 && d < bestD) { best = id; bestD = d; }
+    }
+    return best;
+  }
+  function pixelOf(id) {
+    if (!last) return null;
+    const f = last.pixels.fighters[id];
+    if (f) return [f[0], f[1]];
+    return last.pixels.tokens[id] || null;
+  }
+  $("video").addEventListener("click", async (ev) => {
+    const img = ev.currentTarget;
+    if (!last || !img.naturalWidth) return;
+    const rect = img.getBoundingClientRect();
+    const u = (ev.clientX - rect.left) * img.naturalWidth / rect.width;
+    const v = (ev.clientY - rect.top) * img.naturalHeight / rect.height;
+    const id = hit(u, v);
+    const out = $("measure");
+    if (!id) { out.textContent = "Nothing there: click on a base or a token."; return; }
+    pick = pick.length >= 2 ? [id] : pick.concat([id]);
+    if (pick.length === 1) { out.textContent = `From ${id}: now click the target.`; measureLine = null; drawJudge(); return; }
+    const thr = $("threshold").value;
+    try {
+      const m = await api("GET", `/api/measure?from=${encodeURIComponent(pick[0])}&to=${encodeURIComponent(pick[1])}` +
+        (thr !== "" ? `&threshold=${encodeURIComponent(thr)}` : ""));
+      out.innerHTML = `<b>${esc(m.from)} → ${esc(m.to)}</b>: ${m.distance_in.toFixed(2)}" ±${m.margin_in.toFixed(2)}"` +
+        (m.verdict ? ` — within ${esc(m.threshold_in)}": <b>${esc(m.verdict)}</b>` : "") +
+        `<br><span class="hint">${esc(m.method)}; horizontal ${m.horizontal_in.toFixed(2)}", vertical ${m.vertical_in.toFixed(2)}"` +
+        (m.notes.length ? "; " + esc(m.notes.join("; ")) : "") + `</span>` +
+        (m.cover ? `<br>cover for ${esc(m.to)}: <b>${esc(m.cover.verdict)}</b>` +
+          (m.cover.outcome ? ` — ${esc(m.cover.outcome)}` : "") : "");
+      measureLine = {a: pick[0], b: pick[1], px: m.pixels, label: `${m.distance_in.toFixed(2)}"`};
+    } catch (e) { out.textContent = e.message; measureLine = null; }
+    drawJudge();
+  });
+  function drawJudge() {
+    const cv = $("judge-canvas"), img = $("video");
+    if (!img.naturalWidth) return;
+    if (cv.width !== img.naturalWidth) { cv.width = img.naturalWidth; cv.height = img.naturalHeight; }
+    const ctx = cv.getContext("2d");
+    ctx.clearRect(0, 0, cv.width, cv.height);
+    if (!$("layer-measure").checked) return;
+    ctx.lineWidth = 3;
+    ctx.strokeStyle = "#00ffff";
+    for (const id of pick) {
+      const p = pixelOf(id);
+      if (p) { ctx.beginPath(); ctx.arc(p[0], p[1], 10, 0, 2 * Math.PI); ctx.stroke(); }
+    }
+    if (measureLine) {
+      // the closest points as measured (while the fighters stay put), else the centres
+      const a = measureLine.px ? measureLine.px[0] : pixelOf(measureLine.a);
+      const b = measureLine.px ? measureLine.px[1] : pixelOf(measureLine.b);
+      if (a && b) {
+        ctx.beginPath(); ctx.moveTo(a[0], a[1]); ctx.lineTo(b[0], b[1]); ctx.stroke();
+        ctx.font = "bold 18px system-ui"; ctx.fillStyle = "#00ffff";
+        ctx.fillText(measureLine.label, (a[0] + b[0]) / 2 + 6, (a[1] + b[1]) / 2 - 6);
+      }
+    }
+  }
+
+  // for debugging from the console (and the browser test): the last state the page drew
+  window.tabletracker = {get state() { return last; }};
+
+  poll();
+  refreshLog();
+})();

@@ -1,0 +1,83 @@
+"""Pages: the live overlay, the MJPEG stream with the overlay drawn server-side, a single
+JPEG of the table, and a game's printable report."""
+
+from __future__ import annotations
+
+import time
+
+from flask import Blueprint, Response, current_app, render_template, request, stream_with_context
+
+from tracker.annotate import DEFAULT_LAYERS, LAYERS
+
+from . import get_player
+from .api import export_data, the_latest, the_player
+from .errors import ApiError
+
+bp = Blueprint("pages", __name__)
+
+BOUNDARY = "frame"
+
+
+def parse_layers(arg: str | None) -> frozenset[str]:
+    """``?layers=bases,rings`` → that set; absent → every layer; ``none`` → none."""
+    if arg is None:
+        return DEFAULT_LAYERS
+    arg = arg.strip()
+    if arg in ("", "none"):
+        return frozenset()
+    got = frozenset(p.strip() for p in arg.split(",") if p.strip())
+    bad = got - DEFAULT_LAYERS
+    if bad:
+        raise ApiError(400, f"unknown layer(s) {', '.join(sorted(bad))}; use any of {', '.join(LAYERS)} or 'none'")
+    return got
+
+
+@bp.get("/")
+def index():
+    return render_template("index.html", layers=LAYERS)
+
+
+@bp.get("/stream.mjpg")
+def stream():
+    layers = parse_layers(request.args.get("layers"))
+    player = the_player()
+    max_frames = request.args.get("frames")
+    limit = None
+    if max_frames is not None:
+        if not max_frames.isdigit() or int(max_frames) < 1:
+            raise ApiError(400, "'frames' must be a positive whole number (frames to send before closing)")
+        limit = int(max_frames)
+
+    def gen():
+        seq, sent = 0, 0
+        while limit is None or sent < limit:
+            latest = player.wait_next(seq, timeout=2.0)
+            if latest is None:
+                if not player.running and (player.finished or not player.running):
+                    return
+                continue
+            seq = latest.seq
+            jpg = player.jpeg(latest, layers)
+            yield (f"--{BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: {len(jpg)}\r\n"
+                   f"X-Frame-Index: {latest.result.index}\r\n\r\n").encode() + jpg + b"\r\n"
+            sent += 1
+
+    return Response(stream_with_context(gen()), mimetype=f"multipart/x-mixed-replace; boundary={BOUNDARY}",
+                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+@bp.get("/snapshot.jpg")
+def snapshot():
+    layers = parse_layers(request.args.get("layers"))
+    player = the_player()
+    latest = the_latest(player)
+    return Response(player.jpeg(latest, layers), mimetype="image/jpeg",
+                    headers={"Cache-Control": "no-store", "X-Frame-Index": str(latest.result.index)})
+
+
+@bp.get("/games/<int:game_id>/report")
+def report(game_id: int):
+    data = export_data(game_id, external=False)
+    player = get_player(current_app)
+    sides = {s.index: s.colour for s in player.pipeline.config.sides} if player else {}
+    return render_template("report.html", data=data, sides=sides, generated=time.strftime("%Y-%m-%d %H:%M"))
