@@ -160,45 +160,67 @@ def _lab(image_bgr: np.ndarray) -> np.ndarray:
     return lab
 
 
-def rim_evidence(lab: np.ndarray, bg_lab: np.ndarray, rim_lab: np.ndarray) -> np.ndarray:
-    """Fraction of each pixel explained by the rim colour mixed over the known background.
+class RimColours:
+    """Rim evidence for several colours over one known background (one rectified view).
 
-    pixel = bg + a * (rim - bg) + residual, a in [0, 1]: the evidence is a, discounted
+    Each pixel is explained as a mix of the background seen there and a rim colour:
+    pixel = bg + a * (rim - bg) + residual, a in [0, 1]. The evidence is a, discounted
     by how badly the mix explains the pixel. Blur and the rim's thinness make a rim
     pixel a partial mix, which this reads correctly where a plain colour distance
     would not. A hue gate then keeps out what merely moves away from the background
     (shadows, grey miniatures): the pixel itself must lean toward the rim's hue, or,
     for a neutral (white) rim, be neutral and brighter than the table there.
+
+    Everything that depends only on the background is computed once, here; per frame
+    the work is a few multiply-adds per colour.
     """
-    d = rim_lab[None, None, :] - bg_lab
-    p = lab - bg_lab
-    dd = np.einsum("ijk,ijk->ij", d, d) + 1e-3
-    a = np.einsum("ijk,ijk->ij", p, d) / dd
-    a = np.clip(a, 0.0, 1.0)
-    res = p - a[..., None] * d
-    r2 = np.einsum("ijk,ijk->ij", res, res)
-    # Residual tolerance grows with the contrast between rim and background.
-    tol2 = 0.08 * dd + 60.0
-    ev = a * np.exp(-0.5 * r2 / tol2)
-    return (ev * hue_gate(lab, bg_lab, rim_lab)).astype(np.float32)
+
+    def __init__(self, bg_lab: np.ndarray, rims: list[np.ndarray]):
+        self.bg = [np.ascontiguousarray(bg_lab[..., k]) for k in range(3)]
+        self.rims = [np.asarray(r, np.float32) for r in rims]
+        self.d, self.inv_dd, self.inv_tol2, self.dd = [], [], [], []
+        for rim in self.rims:
+            d = [(rim[k] - self.bg[k]).astype(np.float32) for k in range(3)]
+            dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + 1e-3
+            self.d.append(d)
+            self.dd.append(dd)
+            self.inv_dd.append(1.0 / dd)
+            # Residual tolerance grows with the contrast between rim and background.
+            self.inv_tol2.append(-0.5 / (0.08 * dd + 60.0))
+
+    def evidence(self, lab: np.ndarray) -> list[np.ndarray]:
+        L, A, B = (np.ascontiguousarray(lab[..., k]) for k in range(3))
+        p = [L - self.bg[0], A - self.bg[1], B - self.bg[2]]
+        pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
+        chroma = np.sqrt(A * A + B * B)
+        out = []
+        for rim, d, dd, inv_dd, inv_tol2 in zip(self.rims, self.d, self.dd, self.inv_dd, self.inv_tol2):
+            pd = p[0] * d[0] + p[1] * d[1] + p[2] * d[2]
+            a = np.clip(pd * inv_dd, 0.0, 1.0)
+            r2 = np.maximum(pp - 2 * a * pd + a * a * dd, 0.0)
+            ev = a * np.exp(r2 * inv_tol2)
+            ev *= _hue_gate(L, A, B, chroma, p[0], rim)
+            out.append(ev.astype(np.float32, copy=False))
+        return out
 
 
-def hue_gate(lab: np.ndarray, bg_lab: np.ndarray, rim_lab: np.ndarray) -> np.ndarray:
-    ca, cb = lab[..., 1], lab[..., 2]
-    chroma = np.sqrt(ca * ca + cb * cb)
+def rim_evidence(lab: np.ndarray, bg_lab: np.ndarray, rim_lab: np.ndarray) -> np.ndarray:
+    """Evidence for one rim colour (see RimColours)."""
+    return RimColours(bg_lab, [rim_lab]).evidence(lab)[0]
+
+
+def _hue_gate(L, A, B, chroma, dL, rim_lab) -> np.ndarray:
     rim_chroma = float(np.hypot(rim_lab[1], rim_lab[2]))
     if rim_chroma < 15.0:
         # Neutral rim: little colour, and lighter (or darker, for a black rim) than the
-        # table beneath, in raw lightness (lab[..., 0] is scaled by 0.35).
-        neutral = np.clip((22.0 - chroma) / 10.0, 0.0, 1.0)
-        dl = (lab[..., 0] - bg_lab[..., 0]) / 0.35
+        # table beneath, in raw lightness (L is scaled by 0.35).
+        neutral = np.clip((22.0 - chroma) * 0.1, 0.0, 1.0)
         bright = rim_lab[0] / 0.35 > 128
-        contrast = np.clip(((dl if bright else -dl) - 8.0) / 20.0, 0.0, 1.0)
-        return neutral * contrast
-    cos = (ca * rim_lab[1] + cb * rim_lab[2]) / (chroma * rim_chroma + 1e-6)
+        dl = dL / 0.35 if bright else -dL / 0.35
+        return neutral * np.clip((dl - 8.0) / 20.0, 0.0, 1.0)
+    cos = (A * rim_lab[1] + B * rim_lab[2]) / (chroma * rim_chroma + 1e-6)
     along = np.clip((cos - 0.5) / 0.35, 0.0, 1.0)  # within ~60 deg of the rim's hue
-    strong = np.clip((chroma - 5.0) / 10.0, 0.0, 1.0)
-    return along * strong
+    return along * np.clip((chroma - 5.0) * 0.1, 0.0, 1.0)
 
 
 # ----------------------------------------------------------------------------------
@@ -278,6 +300,7 @@ class TableDetector:
         self.min_coverage = 0.18  # share of the rim's circle seen as a clean edge
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
         self._background_bgr = background
+        self._tag_pos: dict[int, np.ndarray] = {}  # where each token tag was last read
         self._build_views()
 
     # -- set-up ----------------------------------------------------------------------
@@ -344,6 +367,11 @@ class TableDetector:
         self._bg_floor = None if empty_table_bgr is None else _lab(self.floor.sample(empty_table_bgr))
         self._bg_platforms = [] if empty_table_bgr is None else \
             [_lab(v.sample(empty_table_bgr)) for _, v, _ in self.platform_views]
+        rims = [lab for _, lab, _ in self._side_lab()]
+        self._rims_floor = None if self._bg_floor is None else RimColours(self._bg_floor, rims)
+        self._rims_platforms = [RimColours(b, rims) for b in self._bg_platforms]
+        self._gold = None if self._bg_floor is None else \
+            RimColours(self._bg_floor, [_lab(np.uint8([[TOKEN_COLOURS_BGR["treasure"]]]))[0, 0]])
 
     # -- per frame -------------------------------------------------------------------
     def detect(self, frame: np.ndarray, markers: Any = None) -> Detections:
@@ -360,20 +388,15 @@ class TableDetector:
         hand = self._hand_mask(floor_bgr, lab)
         usable = self.floor.valid & ~self._terrain_mask_floor & ~hand
         evs: dict[tuple[int, int], np.ndarray] = {}
-        cands = self._find_rings(lab, self._bg_floor, usable, -1, evs)
+        cands = self._find_rings(lab, self._rims_floor, usable, -1, evs)
         for i, (piece, view, inside) in enumerate(self.platform_views):
             plab = _lab(view.sample(frame))
-            cands += self._find_rings(plab, self._bg_platforms[i], inside & view.valid, i, evs)
+            cands += self._find_rings(plab, self._rims_platforms[i], inside & view.valid, i, evs)
         t2 = time.perf_counter()
         bases = self._drop_platform_overhang(self._bases_from_candidates(self._refine(cands, evs)))
         t3 = time.perf_counter()
         tokens = self._tokens(frame, floor_bgr, lab, usable, markers)
-        tagged = tokens.xyz[tokens.tag_id >= 0, :2]
-        if len(tagged) and len(bases):
-            # A disc whose centre carries a token tag is a token, however rim-like its
-            # white edge looks.
-            d = np.linalg.norm(bases.xyz[:, None, :2] - tagged[None, :, :], axis=2).min(axis=1)
-            bases = bases[d > 0.3]
+        bases, tokens = self._settle_discs(bases, tokens, lab)
         t4 = time.perf_counter()
         self.timings_ms = {"rectify": (t1 - t0) * 1e3, "rings": (t2 - t1) * 1e3, "select": (t3 - t2) * 1e3,
                            "tokens": (t4 - t3) * 1e3}
@@ -418,7 +441,11 @@ class TableDetector:
         for xy, score, which in self._discs(lab, usable, diam, max(4, 2 * n_tokens)):
             if any(np.hypot(*(xy - t)) < diam for t in taken):
                 continue
-            tag = self._decode_token_tag(frame, xy, diam)
+            tag = self._cached_tag(xy)
+            if tag is None:
+                tag = self._decode_token_tag(frame, xy, diam)
+                if tag is not None:
+                    self._tag_pos[tag] = xy
             if tag is not None:
                 add(xy, 0.0, self._token_kind(tag) or KIND_OBJECTIVE, tag, score)
             elif which == "treasure" and self.config.tokens["treasure"].untagged > 0:
@@ -432,6 +459,48 @@ class TableDetector:
                 s = np.asarray(sig(dets.xyz), float).reshape(len(dets), -1)
                 dets.sigma_in = np.linalg.norm(s, axis=1) if s.shape[1] > 1 else s[:, 0]
         return dets
+
+    def _settle_discs(self, bases: Detections, tokens: Detections, lab: np.ndarray) -> tuple[Detections, Detections]:
+        """A 25 mm base and a 1 in token are the same size from above. Where both were
+        found on one spot: a token tag, or an objective's face (white centre, dark
+        ring), makes it a token; otherwise the rim fit wins and it is a base."""
+        if not len(bases) or not len(tokens):
+            return bases, tokens
+        d = np.linalg.norm(tokens.xyz[:, None, :2] - bases.xyz[None, :, :2], axis=2)
+        clash = d < 0.3
+        keep_token = np.ones(len(tokens), bool)
+        keep_base = np.ones(len(bases), bool)
+        for i in np.flatnonzero(clash.any(axis=1)):
+            is_token = tokens.tag_id[i] >= 0 or (
+                tokens.kind[i] == KIND_OBJECTIVE and self._objective_face(lab, tokens.xyz[i, :2]))
+            if is_token:
+                keep_base &= ~clash[i]
+            else:
+                keep_token[i] = False
+        return bases[keep_base], tokens[keep_token]
+
+    def _objective_face(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0) -> bool:
+        """White centre, dark ring, white edge: a plain objective token seen from above."""
+        c = self.floor.to_pixel(xy[None])[0]
+        r = diameter_in / 2 * self.px_per_in
+        ang = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+
+        def ring(f0: float, f1: float) -> float:
+            rho = np.linspace(f0 * r, f1 * r, 3, dtype=np.float32)
+            X = (c[0] + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
+            Y = (c[1] + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
+            return float(np.median(cv2.remap(np.ascontiguousarray(lab[..., 0]), X, Y, cv2.INTER_LINEAR))) / 0.35
+
+        centre, band = ring(0.0, 0.3), ring(0.5, 0.75)
+        return centre - band > 40 and centre > 150
+
+    def _cached_tag(self, xy: np.ndarray) -> int | None:
+        """A disc where a tag was read before, not moved since: the same token. Reading
+        a tag costs a close-up re-sampling; tokens mostly lie still."""
+        for tag, pos in self._tag_pos.items():
+            if np.hypot(*(pos - xy)) < 0.08:
+                return tag
+        return None
 
     def _token_kind(self, tag_id: int) -> int | None:
         kind = self.config.token_kind_for_tag(tag_id)
@@ -501,18 +570,21 @@ class TableDetector:
             # White discs, black rings, printed tags: anything that differs from the
             # empty table; the disc's size and roundness then decide.
             diff = lab - self._bg_floor
-            ev = np.clip(np.sqrt(np.einsum("ijk,ijk->ij", diff, diff)) / 25.0, 0, 1).astype(np.float32)
+            ev = np.clip(np.sqrt((diff * diff).sum(axis=2)) * (1 / 25.0), 0, 1).astype(np.float32)
         else:
-            ev = rim_evidence(lab, self._bg_floor, _lab(np.uint8([[TOKEN_COLOURS_BGR[kind]]]))[0, 0])
+            ev = self._gold.evidence(lab)[0]
         ev[~usable] = 0.0
         S = self.px_per_in
         r = diameter_in / 2 * S
-        k = ring_kernel(r * 0.78, r * 0.45, outer_gap_px=1.5, outer_width_px=2.0, outer_weight=0.8)
-        resp = cv2.filter2D(ev, -1, k)
-        rows, cols = _local_maxima(resp, 0.25, int(r))
+        # Candidates at half resolution, the fit at full.
+        half = cv2.resize(ev, (ev.shape[1] // 2, ev.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        k = ring_kernel(r * 0.39, r * 0.225, outer_gap_px=0.75, outer_width_px=1.0, outer_weight=0.8)
+        resp = cv2.filter2D(half, -1, k)
+        rows, cols = _local_maxima(resp, 0.25, max(2, int(r / 2)))
         found = []
         for rr, cc in sorted(zip(rows, cols), key=lambda rc: -resp[rc[0], rc[1]])[: 4 * n_max]:
             pr, pc = _subpixel_peak(resp, int(rr), int(cc))
+            pr, pc = 2 * pr + 0.5, 2 * pc + 0.5
             n_rays = 64
             ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
             rho = np.arange(0.4 * r, r + 0.35 * S, 0.5, dtype=np.float32)
@@ -561,17 +633,18 @@ class TableDetector:
             out.append((s.index, lab, sizes))
         return out
 
-    def _find_rings(self, lab: np.ndarray, bg_lab: np.ndarray, usable: np.ndarray, view_index: int,
+    def _find_rings(self, lab: np.ndarray, rims: RimColours, usable: np.ndarray, view_index: int,
                     evs: dict[tuple[int, int], np.ndarray]) -> list[_Candidate]:
+        """Candidate rim centres: the side's evidence correlated with a ring at each of
+        its base sizes, at half resolution (4x cheaper); the fit that follows works at
+        full resolution. Each size keeps its own candidates: a fit only finds the edge
+        it is looking for when its rays start inside the right radius."""
         S = self.px_per_in
         rim_w = max(1.5, 0.09 * S)
         out: list[_Candidate] = []
-        for side, rim_lab, sizes in self._side_lab():
-            ev = rim_evidence(lab, bg_lab, rim_lab)
+        for (side, _, sizes), ev in zip(self._side_lab(), rims.evidence(lab)):
             ev[~usable] = 0.0
             evs[(view_index, side)] = ev
-            # Candidates come from a half-resolution correlation (4x cheaper); the fit
-            # that follows works at full resolution.
             half = cv2.resize(ev, (max(1, ev.shape[1] // 2), max(1, ev.shape[0] // 2)), interpolation=cv2.INTER_AREA)
             for mm in sizes:
                 r = mm / MM_PER_IN / 2 * S / 2
@@ -593,7 +666,13 @@ class TableDetector:
         ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
         cos, sin = np.cos(ang), np.sin(ang)
         side_sizes = {s: sizes for s, _, sizes in self._side_lab()}
-        for c in cands:
+        # Strongest candidates first; a rim already fitted well explains the weaker
+        # candidates around its centre (the same rim at other sizes, or read as
+        # another side), which then need no fit of their own.
+        explained: list[tuple[int, float, float, float]] = []
+        for c in sorted(cands, key=lambda c: -c.score):
+            if any(v == c.view and np.hypot(c.col - x, c.row - y) < 0.5 * r for v, x, y, r in explained):
+                continue
             ev = ev_by_view_side[(c.view, c.side)]
             r0 = c.base_mm / MM_PER_IN / 2 * S
             rho = np.arange(0.6 * r0, r0 + 0.35 * S, 0.5, dtype=np.float32)
@@ -615,6 +694,8 @@ class TableDetector:
                 continue
             out.append({"row": cy, "col": cx, "side": c.side, "base_mm": sizes[k], "view": c.view,
                         "score": inlier_frac, "radius_px": rad, "resid": resid, "corr": c.score})
+            if inlier_frac >= 0.5:
+                explained.append((c.view, cx, cy, rad))
         return out
 
     def _drop_platform_overhang(self, bases: Detections) -> Detections:
@@ -713,8 +794,11 @@ def _fit_rim(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray
         # outline, another base's rim) lose their say.
         A = np.column_stack([px, py, np.ones_like(px)])
         bb = px ** 2 + py ** 2
-        sw = np.sqrt(w)
-        sol, *_ = np.linalg.lstsq(A * sw[:, None], bb * sw, rcond=None)
+        Aw = A * w[:, None]
+        try:
+            sol = np.linalg.solve(Aw.T @ A, Aw.T @ bb)
+        except np.linalg.LinAlgError:
+            return None
         xc, yc = sol[0] / 2, sol[1] / 2
         R = float(np.sqrt(max(sol[2] + xc ** 2 + yc ** 2, 1e-6)))
         res = np.hypot(px - xc, py - yc) - R

@@ -1,14 +1,14 @@
 """The renderer's camera: exactly OpenCV's pinhole + radial/tangential model.
 
 Rendering is done by casting one ray per (sub)pixel. The rays come from
-``cv2.undistortPointsIter`` run to convergence, so a world point seen at a pixel
-re-projects there with ``cv2.projectPoints`` to ~1e-9 px: the images and the truth use
-one and the same camera model.
+``cv2.undistortPointsIter`` finished with Newton steps on the forward model, so a world
+point seen at a subpixel re-projects there with ``cv2.projectPoints`` to ~1e-4 px (float32
+storage): the images and the truth use one and the same camera model.
 
 >>> import numpy as np
 >>> cam = overhead_camera(np.random.default_rng(0), 640, 360)
 >>> u, v = cam.project([[15.0, 11.0, 0.0]])[0]
->>> 0 < u < 640 and 0 < v < 360
+>>> bool(0 < u < 640 and 0 < v < 360)
 True
 """
 
@@ -95,8 +95,26 @@ def _normalised_grid(width: int, height: int, s: int, Kflat: tuple, dist: tuple)
     pts = np.stack([uu, vv], -1).reshape(-1, 1, 2)
     crit = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 50, 1e-12)
     und = cv2.undistortPointsIter(pts, np.array(Kflat).reshape(3, 3), np.array(dist), None, None, crit)
-    und = und.reshape(height * s, width * s, 2)
-    return und[..., 0].astype(np.float32), und[..., 1].astype(np.float32)
+    x, y = und[:, 0, 0].astype(float), und[:, 0, 1].astype(float)
+    # OpenCV's fixed-point iteration converges slowly far from the centre of a wide lens:
+    # finish with Newton steps on the exact forward model (what cv2.projectPoints does).
+    K = np.array(Kflat).reshape(3, 3)
+    k1, k2, p1, p2, k3 = (list(dist) + [0.0] * 5)[:5]
+    xd = (pts[:, 0, 0] - K[0, 2] - K[0, 1] * (pts[:, 0, 1] - K[1, 2]) / K[1, 1]) / K[0, 0]
+    yd = (pts[:, 0, 1] - K[1, 2]) / K[1, 1]
+    for _ in range(4):
+        r2 = x * x + y * y
+        rad = 1 + r2 * (k1 + r2 * (k2 + r2 * k3))
+        g = k1 + r2 * (2 * k2 + 3 * k3 * r2)
+        ex = x * rad + 2 * p1 * x * y + p2 * (r2 + 2 * x * x) - xd
+        ey = y * rad + p1 * (r2 + 2 * y * y) + 2 * p2 * x * y - yd
+        j11 = rad + 2 * g * x * x + 2 * p1 * y + 6 * p2 * x
+        j12 = 2 * g * x * y + 2 * p1 * x + 2 * p2 * y
+        j22 = rad + 2 * g * y * y + 6 * p1 * y + 2 * p2 * x
+        det = j11 * j22 - j12 * j12
+        x, y = x - (j22 * ex - j12 * ey) / det, y - (j11 * ey - j12 * ex) / det
+    shape = (height * s, width * s)
+    return x.reshape(shape).astype(np.float32), y.reshape(shape).astype(np.float32)
 
 
 def look_from(position: Sequence[float], axis: Sequence[float], x_hint: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -144,6 +162,20 @@ def overhead_camera(rng: np.random.Generator, width: int = 1280, height: int = 7
     f = min(np.min(np.where(xn > 0, (width * (1 - border) - cx) / np.maximum(xn, 1e-9), (cx - width * border) / np.maximum(-xn, 1e-9))),
             np.min(np.where(yn > 0, (height * (1 - border) - cy) / np.maximum(yn, 1e-9), (cy - height * border) / np.maximum(-yn, 1e-9))))
     K = np.array([[f, 0, cx], [0, f * (1 + rng.uniform(-0.002, 0.002)), cy], [0, 0, 1.0]])
+    # Keep the whole image well inside the range where the radial polynomial still grows
+    # (past its peak it folds back and nothing can be undistorted): a very wide view gets
+    # a milder k1, as a real wide lens would be corrected toward rectilinear.
+    rd_max = math.hypot(max(cx, width - cx), max(cy, height - cy)) / f
+    for _ in range(60):
+        k1, k2 = dist[0], dist[1]
+        r = np.linspace(1e-3, 4.0, 4000)
+        rd = r * (1 + k1 * r ** 2 + k2 * r ** 4)
+        slope = np.gradient(rd, r)
+        bad = np.nonzero(slope < 0.35)[0]
+        if not len(bad) or rd[bad[0]] > 1.05 * rd_max:
+            break
+        dist[0] *= 0.85
+        dist[1] *= 0.85
     cam = Camera(K, dist, rvec, tvec, width, height)
     p = cam.project(corners)
     assert np.all((p > 0) & (p < [width, height])), "table corners out of view"

@@ -30,7 +30,7 @@ from shapely import affinity
 
 from .camera import Camera
 from .raycast import INF, hit_box, hit_cylinder, hit_ellipsoid, hit_plane_z, hit_rect
-from .textures import PAPER, fractal_noise, mat_texture, sample, stone_texture, tag_image, token_texture
+from .textures import PAPER, cloth_texture, fractal_noise, mat_texture, sample, stone_texture, tag_image, token_texture
 
 MM = 1 / 25.4
 AMBIENT, DIFFUSE = 0.42, 0.62
@@ -147,7 +147,7 @@ PAINTS = [  # realistic miniature paints (BGR)
     (40, 130, 170), (20, 30, 60), (110, 90, 70), (150, 110, 80), (70, 110, 90), (95, 95, 100),
 ]
 SKIN = [(150, 180, 225), (120, 150, 200), (90, 120, 170), (70, 90, 130), (160, 190, 230)]
-BASING = [(55, 85, 105), (60, 100, 120), (70, 75, 80), (50, 95, 65), (40, 50, 58), (75, 105, 125)]  # earth, grass, stone
+BASING = [(40, 60, 75), (45, 75, 60), (55, 58, 62), (35, 45, 50), (50, 75, 95), (60, 85, 100)]  # earth, grass, stone
 
 
 def _hue_far(bgr, rim, min_dist=70.0) -> bool:
@@ -186,7 +186,8 @@ class FighterLook:
         zmin = 0.0
         if base_mm >= 45:  # a beast: long body, neck and head, four legs
             body = paint()
-            parts.append(ellipsoid(z * 0.45 * h, (0.9 * r * jit(0.06), 0.68 * r * jit(0.1), 0.3 * h), phi, 0, zmin, body))
+            parts.append(ellipsoid(z * 0.45 * h, (0.95 * r * jit(0.05), 0.8 * r * jit(0.08), 0.3 * h), phi, 0, zmin, body))
+            parts.append(ellipsoid(-f * 0.2 * r + z * 0.38 * h, (0.6 * r, 0.9 * r * jit(0.06), 0.25 * h), phi, 0, zmin, body))
             parts.append(ellipsoid(f * 0.62 * r + z * 0.68 * h, (0.32 * r, 0.22 * r, 0.16 * h), phi, -0.4, zmin, body))
             parts.append(ellipsoid(f * 0.9 * r + z * 0.8 * h, (0.22 * r, 0.15 * r, 0.12 * h), phi, 0.2, zmin, paint()))
             for a, b in ((0.45, 0.38), (0.45, -0.38), (-0.45, 0.38), (-0.45, -0.38)):
@@ -392,6 +393,7 @@ class Table:
             W, D = self.play_area_in
             ext = (-14.0, -12.0, W + 14.0, D + 12.0)
             self._textures["mat"] = (mat_texture(rng, self.play_area_in, 24.0, ext), ext, 24.0)
+            self._textures["cloth"] = cloth_texture(rng)
             self._textures["stone"] = {t.tag_id: stone_texture(rng, t.bgr) for t in self.terrain}
             self._textures["marker"] = {m[0]: tag_image(m[0], 32, 0.75) for m in self.markers}
             self._textures["tag"] = {t.tag_id: tag_image(t.tag_id, 32, 1.0) for t in self.terrain}  # white label
@@ -418,6 +420,12 @@ class Renderer:
         self.D = camera.ray_dirs_world(supersample)
         self.H, self.W = self.D[0].shape
         self.L = table.light_dir.astype(np.float32)
+        # The normalised-coordinate box the image sees (for regions, see :meth:`regions`).
+        Rt = camera.R
+        xc = Rt[0, 0] * self.D[0] + Rt[0, 1] * self.D[1] + Rt[0, 2] * self.D[2]
+        yc = Rt[1, 0] * self.D[0] + Rt[1, 1] * self.D[1] + Rt[1, 2] * self.D[2]
+        m = 0.02
+        self._nbox = (float(xc.min()) - m, float(xc.max()) + m, float(yc.min()) - m, float(yc.max()) + m)
         # Where each box's shadow can fall (its footprint swept away from the light).
         self._shadow_hulls = []
         for tb in table.terrain:
@@ -429,14 +437,61 @@ class Renderer:
     # -- regions
     def region(self, pts: np.ndarray, pad: int = 6):
         """Subpixel slice (rows, cols) bounding the projection of 3D points, or None."""
-        uv = self.cam.project(pts)
-        i = (uv + 0.5) * self.s - 0.5
-        x0, y0 = np.floor(i.min(0)).astype(int) - pad
-        x1, y1 = np.ceil(i.max(0)).astype(int) + pad + 1
-        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, self.W), min(y1, self.H)
-        if x0 >= x1 or y0 >= y1:
-            return None
-        return (slice(y0, y1), slice(x0, x1))
+        return self.regions([pts], pad)[0]
+
+    def regions(self, point_sets: list, pad: int = 6) -> list:
+        """:meth:`region` for many point sets with one projection call.
+
+        Works on the undistorted (pinhole) side: each set's bounding box in normalised
+        coordinates is clipped to what the image can see, then its outline is distorted.
+        Projecting far-off points directly is wrong: the polynomial distortion folds
+        points well outside the view back into the image."""
+        if not point_sets:
+            return []
+        R, t = self.cam.R, np.asarray(self.cam.tvec, float)
+        x0n, x1n, y0n, y1n = self._nbox
+        outlines, keep = [], []
+        for pts in point_sets:
+            pc = np.asarray(pts, float) @ R.T + t
+            z = np.maximum(pc[:, 2], 1e-3)
+            xn, yn = pc[:, 0] / z, pc[:, 1] / z
+            if np.any(pc[:, 2] <= 1e-3):  # reaches behind the camera: take the whole view
+                bx0, bx1, by0, by1 = x0n, x1n, y0n, y1n
+            else:
+                bx0, bx1, by0, by1 = max(xn.min(), x0n), min(xn.max(), x1n), max(yn.min(), y0n), min(yn.max(), y1n)
+            if bx0 >= bx1 or by0 >= by1:
+                keep.append(False)
+                continue
+            a = np.linspace(0, 1, 9)
+            xs = np.concatenate([bx0 + a * (bx1 - bx0), np.full(9, bx1), bx1 - a * (bx1 - bx0), np.full(9, bx0)])
+            ys = np.concatenate([np.full(9, by0), by0 + a * (by1 - by0), np.full(9, by1), by1 - a * (by1 - by0)])
+            outlines.append(np.stack([xs, ys, np.ones_like(xs)], 1))
+            keep.append(True)
+        out = []
+        if outlines:
+            uv, _ = cv2.projectPoints(np.vstack(outlines).reshape(-1, 1, 3), np.zeros(3), np.zeros(3),
+                                      np.asarray(self.cam.K, float), np.asarray(self.cam.dist, float))
+            uv = uv.reshape(-1, 36, 2)
+        k = 0
+        for ok in keep:
+            if not ok:
+                out.append(None)
+                continue
+            q = (uv[k] + 0.5) * self.s - 0.5
+            k += 1
+            x0, y0 = np.floor(q.min(0)).astype(int) - pad
+            x1, y1 = np.ceil(q.max(0)).astype(int) + pad + 1
+            x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, self.W), min(y1, self.H)
+            out.append(None if x0 >= x1 or y0 >= y1 else (slice(y0, y1), slice(x0, x1)))
+        return out
+
+    @staticmethod
+    def _box_corners(lo, hi) -> np.ndarray:
+        return np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+
+    def _shadow_points(self, lo, hi) -> np.ndarray:
+        c = self._box_corners(lo, hi)
+        return np.vstack([c, c - (c[:, 2:3] / self.L[2]) * self.L[None, :]])
 
     def shadow_region(self, lo, hi):
         """Region where an object in the box lo..hi can cast its shadow (down to z=0)."""
@@ -486,6 +541,12 @@ class Renderer:
         # Albedo: the mat, then printed markers, then terrain surfaces and tags.
         mat, (x0, y0, x1, y1), ppi = tex["mat"]
         alb = sample(mat, (X - x0) * ppi, (y1 - Y) * ppi)
+        # Past the mat texture (a low or wide camera) the cloth goes on, seamlessly.
+        W, D = tab.play_area_in
+        far = (X < x0 + 1) | (X > x1 - 1) | (Y < y0 + 1) | (Y > y1 - 1)
+        cloth = sample(tex["cloth"], X * 12.0, -Y * 12.0, cv2.BORDER_WRAP)
+        inner = (X >= 0) & (X <= W) & (Y >= 0) & (Y <= D)  # the printed mat
+        alb = np.where((far | ~inner)[..., None], cloth, alb)
         for mid, (cx, cy), size in tab.markers:
             mt = tex["marker"][mid]
             paper = size * mt.shape[0] / (6 * 32)  # the tag plus its white quiet zone
@@ -540,17 +601,16 @@ class Renderer:
         self.z, self.ids = z, ids
 
     # -- movers
-    def _part_region(self, p, within):
-        lo, hi = p.aabb()
-        reg = self.region(np.array([[x, y, zz] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for zz in (lo[2], hi[2])]))
+    @staticmethod
+    def _clip_to(reg, within):
+        """``reg`` clipped to ``within``, as slices relative to ``within`` (or None)."""
         if reg is None:
             return None
-        (a, b), (c, d) = ((reg[0].start, reg[0].stop), (reg[1].start, reg[1].stop))
-        (A, B), (Cc, Dd) = ((within[0].start, within[0].stop), (within[1].start, within[1].stop))
-        a, b, c, d = max(a, A), min(b, B), max(c, Cc), min(d, Dd)
+        a, b = max(reg[0].start, within[0].start), min(reg[0].stop, within[0].stop)
+        c, d = max(reg[1].start, within[1].start), min(reg[1].stop, within[1].stop)
         if a >= b or c >= d:
             return None
-        return (slice(a - A, b - A), slice(c - Cc, d - Cc))  # relative to ``within``
+        return (slice(a - within[0].start, b - within[0].start), slice(c - within[1].start, d - within[1].start))
 
     def _draw(self, mv: Mover, col, zb, ids, ratio):
         lo, hi = mv.aabb()
@@ -562,10 +622,11 @@ class Renderer:
         t = np.full(d[0].shape, INF, np.float32)
         n = [np.zeros_like(t) for _ in range(3)]
         alb = np.zeros(t.shape + (3,), np.float32)
-        for p in mv.parts:
+        part_regs = self.regions([self._box_corners(*p.aabb()) for p in mv.parts])
+        for p, preg in zip(mv.parts, part_regs):
             # Each part is only cast inside its own image box (a finger is small; the
             # forearm's box is big but it is one part).
-            pr = self._part_region(p, reg)
+            pr = self._clip_to(preg, reg)
             if pr is None:
                 continue
             tp, npp, ap = p.hit(o, tuple(a[pr] for a in d))
@@ -644,16 +705,22 @@ class Renderer:
         for mv in movers:
             if not mv.casts_shadow:
                 continue
-            for p in mv.parts:
-                reg = self.shadow_region(*p.aabb())
+            # A hand's shadow is big and soft: cast it on every other subpixel row and
+            # column and spread it (4x fewer rays); fighters' shadows at full resolution.
+            st = 2 if ID_HAND <= mv.uid < ID_BOARD else 1
+            sregs = self.regions([self._shadow_points(*p.aabb()) for p in mv.parts], pad=4)
+            for p, reg in zip(mv.parts, sregs):
                 if reg is None:
                     continue
-                d = self._rays(reg)
-                zr = zb[reg]
+                sub = (slice(reg[0].start, reg[0].stop, st), slice(reg[1].start, reg[1].stop, st))
+                d = tuple(a[sub] for a in self.D)
+                zr = zb[sub]
                 # Surface point, lifted along the light so it does not shadow itself.
                 P = tuple(self.C[i] + zr * d[i] + self.L[i] * 2e-3 for i in range(3))
-                t = p.hit(P, tuple(self.L))[0]
-                m = np.isfinite(t) & (ids[reg] != mv.uid)
+                m = np.isfinite(p.hit(P, tuple(self.L))[0])
+                if st > 1:
+                    m = np.repeat(np.repeat(m, st, 0), st, 1)[:reg[0].stop - reg[0].start, :reg[1].stop - reg[1].start]
+                m &= ids[reg] != mv.uid
                 if m.any():
                     shadow_regs.append((reg, m))
         if shadow_regs:

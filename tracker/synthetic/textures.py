@@ -59,6 +59,25 @@ def _ink(gray: np.ndarray) -> np.ndarray:
     return np.repeat(v[..., None], 3, axis=2)
 
 
+def tileable_noise(rng: np.random.Generator, size: int = 512, scales=((24.0, 1.0), (6.0, 0.5), (1.5, 0.35))) -> np.ndarray:
+    """Smooth noise in [0, 1] that wraps around seamlessly (band-limited in Fourier
+    space), for surfaces that extend past any finite texture, like the table cloth."""
+    f = np.fft.fftfreq(size)
+    r2 = f[:, None] ** 2 + f[None, :] ** 2
+    acc = np.zeros((size, size))
+    for sigma_px, amp in scales:
+        white = np.fft.fft2(rng.standard_normal((size, size)))
+        acc += amp * np.real(np.fft.ifft2(white * np.exp(-2 * (np.pi * sigma_px) ** 2 * r2)))
+    acc -= acc.min()
+    return (acc / max(acc.max(), 1e-9)).astype(np.float32)
+
+
+def cloth_texture(rng: np.random.Generator, size: int = 512) -> np.ndarray:
+    """The dark table cloth around the mat (tileable; sample with BORDER_WRAP)."""
+    n = tileable_noise(rng, size)
+    return (np.array([48, 46, 44], np.float32) * (0.75 + 0.5 * n[..., None])).astype(np.float32)
+
+
 def mat_texture(rng: np.random.Generator, play_area_in: tuple[float, float], ppi: float,
                 extent: tuple[float, float, float, float]) -> np.ndarray:
     """The table seen from above, world-aligned: a printed grass-and-dirt battle mat over
