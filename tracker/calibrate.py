@@ -32,6 +32,37 @@ class TableSetup:
     terrain: tuple[TerrainPiece, ...]
     calibration_rms_px: float
     pose_error_px: float
+    warnings: tuple[str, ...] = ()
+
+
+# Below this colour difference (CIE76, 8-bit Lab) between a side's rim paint and the mat,
+# rims blend into the table once blur and light have dulled them.
+RIM_CONTRAST_MIN = 60.0
+
+
+def rim_contrast_warnings(config: GameConfig, camera: Any, empty_table: np.ndarray) -> tuple[str, ...]:
+    """One warning per side whose rim colour is close to the mat's own colour.
+
+    >>> rim_contrast_warnings.__name__
+    'rim_contrast_warnings'
+    """
+    W, D = config.table.play_area_in
+    xs, ys = np.meshgrid(np.linspace(0.5, W - 0.5, 40), np.linspace(0.5, D - 0.5, 30))
+    uv = np.asarray(camera.project(np.column_stack([xs.ravel(), ys.ravel(), np.zeros(xs.size)])), np.float32)
+    h, w = empty_table.shape[:2]
+    ok = (uv[:, 0] >= 0) & (uv[:, 0] < w - 1) & (uv[:, 1] >= 0) & (uv[:, 1] < h - 1)
+    if ok.sum() < 50:
+        return ()
+    samples = cv2.remap(empty_table, uv[ok, 0].reshape(-1, 1), uv[ok, 1].reshape(-1, 1), cv2.INTER_LINEAR)
+    mat = np.median(cv2.cvtColor(samples, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(float), axis=0)
+    out = []
+    for side in config.sides:
+        rim = cv2.cvtColor(np.uint8([[side.rim_bgr]]), cv2.COLOR_BGR2LAB)[0, 0].astype(float)
+        de = float(np.linalg.norm(rim - mat))
+        if de < RIM_CONTRAST_MIN:
+            out.append(f"side '{side.colour}': rim colour is close to the mat's (colour difference {de:.0f}, "
+                       f"want {RIM_CONTRAST_MIN:.0f}+); its fighters may be missed - paint rims that stand out from the mat")
+    return tuple(out)
 
 
 def _cache_dir() -> Path:
@@ -99,4 +130,5 @@ def calibrate_folder(folder: str | Path, config: GameConfig, *, progress: bool =
     markers = detect_markers(table_img, config.table.dictionary)
     terrain = terrain_from_markers(markers.ids, markers.corners, camera, config)
     return TableSetup(camera=camera, background=table_img if is_empty else None, terrain=terrain,
-                      calibration_rms_px=float(intr.rms_px), pose_error_px=float(pose.reprojection_error_px))
+                      calibration_rms_px=float(intr.rms_px), pose_error_px=float(pose.reprojection_error_px),
+                      warnings=rim_contrast_warnings(config, camera, table_img))

@@ -64,6 +64,8 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, p
             raise UserError(f"{source}: for a single video give --game, --camera and --table, "
                             f"or point at a footage folder with game.yaml, calib/ and table.jpg")
         pipe = Pipeline.from_footage(src_path, progress=progress)
+    for w in pipe.setup.warnings:
+        click.echo(f"warning: {w}", err=True)
     states, preds = [], []
     error: UserError | None = None
     src = open_source(source)
@@ -107,9 +109,9 @@ def _eval_frame(r) -> dict:
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="folder (default: sample_footage/warcry-demo)")
 def make_sample(out):
     """Regenerate the bundled sample footage (deterministic)."""
-    from .synthetic.make_sample import main as make
+    from .synthetic.make_sample import DEFAULT_OUT, main as make
 
-    make(out)
+    make.callback(Path(out) if out else DEFAULT_OUT)
 
 
 def _register() -> None:

@@ -56,6 +56,7 @@ class Detections:
     terrain: tuple[TerrainPiece, ...] = ()
     hand_mask: np.ndarray | None = None  # rectified floor mask of hands/arms over the table
     hands: bool = False
+    tokens_checked: bool = True  # False: tokens were not looked for this frame
 
     _ROW_FIELDS = ("xyz", "kind", "side", "base_mm", "tag_id", "score", "sigma_in")
 
@@ -64,7 +65,8 @@ class Detections:
 
     def __getitem__(self, index: Any) -> "Detections":
         rows = {name: getattr(self, name)[index] for name in self._ROW_FIELDS}
-        return Detections(**rows, terrain=self.terrain, hand_mask=self.hand_mask, hands=self.hands)
+        return Detections(**rows, terrain=self.terrain, hand_mask=self.hand_mask, hands=self.hands,
+                          tokens_checked=self.tokens_checked)
 
     @classmethod
     def merge(cls, parts: list["Detections"], **frame_level: Any) -> "Detections":
@@ -188,13 +190,21 @@ class RimColours:
             # Residual tolerance grows with the contrast between rim and background.
             self.inv_tol2.append(-0.5 / (0.08 * dd + 60.0))
 
-    def evidence(self, lab: np.ndarray) -> list[np.ndarray]:
+    def evidence(self, lab: np.ndarray, window: tuple[slice, slice] | None = None,
+                 only: int | None = None) -> list[np.ndarray]:
+        """Evidence maps, one per rim colour (or only colour ``only``); ``window``: the
+        part of the view that ``lab`` covers."""
+        w = window if window is not None else (slice(None), slice(None))
         L, A, B = (np.ascontiguousarray(lab[..., k]) for k in range(3))
-        p = [L - self.bg[0], A - self.bg[1], B - self.bg[2]]
+        p = [L - self.bg[0][w], A - self.bg[1][w], B - self.bg[2][w]]
         pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
         chroma = np.sqrt(A * A + B * B)
         out = []
-        for rim, d, dd, inv_dd, inv_tol2 in zip(self.rims, self.d, self.dd, self.inv_dd, self.inv_tol2):
+        pick = range(len(self.rims)) if only is None else [only]
+        for i in pick:
+            rim = self.rims[i]
+            d = [dk[w] for dk in self.d[i]]
+            dd, inv_dd, inv_tol2 = self.dd[i][w], self.inv_dd[i][w], self.inv_tol2[i][w]
             pd = p[0] * d[0] + p[1] * d[1] + p[2] * d[2]
             a = np.clip(pd * inv_dd, 0.0, 1.0)
             r2 = np.maximum(pp - 2 * a * pd + a * a * dd, 0.0)
@@ -301,6 +311,12 @@ class TableDetector:
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
         self._background_bgr = background
         self._tag_pos: dict[int, np.ndarray] = {}  # where each token tag was last read
+        # Rim colours as this camera and light show them: they start as the config's
+        # paint colours and follow the rims fitted with confidence (see _learn_rims).
+        self._rim_paint = {s: lab.astype(np.float32) for s, lab, _ in self._side_lab()}
+        self._rim_seen = {s: v.copy() for s, v in self._rim_paint.items()}
+        self._table_colour = np.zeros(3, np.float32)
+        self._rim_in_use = {s: v.copy() for s, v in self._rim_seen.items()}
         self._build_views()
 
     # -- set-up ----------------------------------------------------------------------
@@ -367,7 +383,9 @@ class TableDetector:
         self._bg_floor = None if empty_table_bgr is None else _lab(self.floor.sample(empty_table_bgr))
         self._bg_platforms = [] if empty_table_bgr is None else \
             [_lab(v.sample(empty_table_bgr)) for _, v, _ in self.platform_views]
-        rims = [lab for _, lab, _ in self._side_lab()]
+        rims = [self._rim_seen[s] for s, _, _ in self._side_lab()]
+        if self._bg_floor is not None:
+            self._table_colour = np.median(self._bg_floor[self.floor.valid], axis=0).astype(np.float32)
         self._rims_floor = None if self._bg_floor is None else RimColours(self._bg_floor, rims)
         self._rims_platforms = [RimColours(b, rims) for b in self._bg_platforms]
         self._gold = None if self._bg_floor is None else \
@@ -389,11 +407,15 @@ class TableDetector:
         usable = self.floor.valid & ~self._terrain_mask_floor & ~hand
         evs: dict[tuple[int, int], np.ndarray] = {}
         cands = self._find_rings(lab, self._rims_floor, usable, -1, evs)
+        platform_labs = []
         for i, (piece, view, inside) in enumerate(self.platform_views):
             plab = _lab(view.sample(frame))
+            platform_labs.append(plab)
             cands += self._find_rings(plab, self._rims_platforms[i], inside & view.valid, i, evs)
         t2 = time.perf_counter()
-        bases = self._drop_platform_overhang(self._bases_from_candidates(self._refine(cands, evs)))
+        fits = self._refine(cands, evs)
+        self._learn_rims(fits, {-1: lab, **{i: pl for i, pl in enumerate(platform_labs)}})
+        bases = self._drop_platform_overhang(self._bases_from_candidates(fits))
         t3 = time.perf_counter()
         tokens = self._tokens(frame, floor_bgr, lab, usable, markers)
         bases, tokens = self._settle_discs(bases, tokens, lab)
@@ -401,6 +423,90 @@ class TableDetector:
         self.timings_ms = {"rectify": (t1 - t0) * 1e3, "rings": (t2 - t1) * 1e3, "select": (t3 - t2) * 1e3,
                            "tokens": (t4 - t3) * 1e3}
         return Detections.merge([bases, tokens], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()))
+
+    def follow(self, frame: np.ndarray, fighters: list[tuple[float, float, float, int, float]]) -> Detections:
+        """Re-find known bases near where they were: ``fighters`` as (x, y, z, side,
+        base_mm). Between full detections a base is looked for only in a window round
+        its last place, in its own side's colour, at its own size: a few hundred pixels
+        each instead of the whole table. Tokens are not looked at (``tokens_checked``
+        is False, so the tracker keeps them as they were)."""
+        t0 = time.perf_counter()
+        floor_bgr = self.floor.sample(frame)
+        lab_floor = _lab(floor_bgr)
+        hand = self._hand_mask(floor_bgr, lab_floor)
+        t1 = time.perf_counter()
+        S = self.px_per_in
+        rim_w = max(1.5, 0.09 * S)
+        sides = [s for s, _, _ in self._side_lab()]
+        rows = []
+        for x, y, z, side, mm in fighters:
+            vi, view = self._view_at(x, y, z)
+            if view is None or side not in sides:
+                continue
+            c = view.to_pixel(np.array([[x, y]]))[0]
+            r = mm / MM_PER_IN / 2 * S
+            reach = int(r + 0.8 * S + 4)  # a fighter glides well under 0.8 in a frame
+            H, W = view.shape
+            r0, r1 = max(int(c[1]) - reach, 0), min(int(c[1]) + reach + 1, H)
+            c0, c1 = max(int(c[0]) - reach, 0), min(int(c[0]) + reach + 1, W)
+            if r1 - r0 < 2 * r or c1 - c0 < 2 * r:
+                continue
+            win = (slice(r0, r1), slice(c0, c1))
+            if vi < 0:
+                lab = lab_floor[win]
+                usable = view.valid[win] & ~self._terrain_mask_floor[win] & ~hand[win]
+                rims = self._rims_floor
+            else:
+                lab = _lab(cv2.remap(frame, view.map1[win], view.map2[win], cv2.INTER_LINEAR))
+                usable = view.valid[win] & self.platform_views[vi][2][win]
+                rims = self._rims_platforms[vi]
+            ev = rims.evidence(lab, win, only=sides.index(side))[0]
+            ev[~usable] = 0.0
+            resp = cv2.filter2D(ev, -1, ring_kernel(r, rim_w))
+            pr, pc = np.unravel_index(int(np.argmax(resp)), resp.shape)
+            if resp[pr, pc] < self.score_threshold:
+                continue
+            pr, pc = _subpixel_peak(resp, int(pr), int(pc))
+            n_rays = 96
+            ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
+            rho = np.arange(0.6 * r, r + 0.35 * S, 0.5, dtype=np.float32)
+            X = (pc + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
+            Y = (pr + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
+            prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+            fit = _fit_rim(prof, rho, np.cos(ang), np.sin(ang), pc, pr, thin_px=0.2 * S)
+            if fit is None:
+                continue
+            cx, cy, rad, score, _, _ = fit
+            if score < self.min_coverage or abs(rad - r - self.edge_bias_px) > 2.0:
+                continue
+            xy = view.to_world(np.array([cx + c0]), np.array([cy + r0]))[0]
+            rows.append({"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": side, "base_mm": mm, "score": score})
+        bases = Detections.from_rows(rows)
+        self._add_sigma(bases, lift=self.config.base_thickness_in)
+        self.timings_ms = {"rectify": (t1 - t0) * 1e3, "follow": (time.perf_counter() - t1) * 1e3}
+        out = Detections.merge([bases], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()))
+        out.tokens_checked = False
+        return out
+
+    def _view_at(self, x: float, y: float, z: float) -> tuple[int, PlaneView | None]:
+        if z <= 0:
+            return -1, self.floor
+        for i, (piece, view, _) in enumerate(self.platform_views):
+            if abs(piece.height_in - z) < 0.05:
+                px = view.to_pixel(np.array([[x, y]]))[0]
+                if 0 <= px[0] < view.shape[1] and 0 <= px[1] < view.shape[0]:
+                    return i, view
+        return -1, None
+
+    def _add_sigma(self, dets: Detections, lift: float = 0.0) -> None:
+        """1-sigma horizontal error of each detection, from the calibration."""
+        sig = getattr(self.camera, "position_sigma", None)
+        if sig is None or not len(dets):
+            return
+        pts = dets.xyz.copy()
+        pts[:, 2] += lift
+        s = np.asarray(sig(pts), float).reshape(len(dets), -1)
+        dets.sigma_in = np.linalg.norm(s, axis=1) if s.shape[1] > 1 else s[:, 0]
 
     # -- tokens ------------------------------------------------------------------------
     def _surface_height(self, xy: np.ndarray) -> float:
@@ -461,38 +567,50 @@ class TableDetector:
         return dets
 
     def _settle_discs(self, bases: Detections, tokens: Detections, lab: np.ndarray) -> tuple[Detections, Detections]:
-        """A 25 mm base and a 1 in token are the same size from above. Where both were
-        found on one spot: a token tag, or an objective's face (white centre, dark
-        ring), makes it a token; otherwise the rim fit wins and it is a base."""
-        if not len(bases) or not len(tokens):
-            return bases, tokens
-        d = np.linalg.norm(tokens.xyz[:, None, :2] - bases.xyz[None, :, :2], axis=2)
-        clash = d < 0.3
+        """A 25 mm base and a 1 in token are the same size from above. A plain disc
+        centred inside a base found by its rim is that base (a token under a base cannot
+        be seen anyway), unless it shows an objective's face, concentric all round; a
+        disc with a token tag is always a token. Plain tokens are then capped at the
+        number the game config says are on the table."""
         keep_token = np.ones(len(tokens), bool)
         keep_base = np.ones(len(bases), bool)
-        for i in np.flatnonzero(clash.any(axis=1)):
-            is_token = tokens.tag_id[i] >= 0 or (
-                tokens.kind[i] == KIND_OBJECTIVE and self._objective_face(lab, tokens.xyz[i, :2]))
-            if is_token:
-                keep_base &= ~clash[i]
-            else:
-                keep_token[i] = False
+        if len(bases) and len(tokens):
+            d = np.linalg.norm(tokens.xyz[:, None, :2] - bases.xyz[None, :, :2], axis=2)
+            inside = d < (bases.base_mm[None, :] / MM_PER_IN / 2)
+            for i in np.flatnonzero(inside.any(axis=1)):
+                if tokens.tag_id[i] >= 0 or (tokens.kind[i] == KIND_OBJECTIVE
+                                             and self._objective_face(lab, tokens.xyz[i, :2])):
+                    keep_base &= ~(d[i] < 0.3)
+                else:
+                    keep_token[i] = False
+        for kind, name in ((KIND_OBJECTIVE, "objective"), (KIND_TREASURE, "treasure")):
+            plain = np.flatnonzero(keep_token & (tokens.kind == kind) & (tokens.tag_id < 0))
+            allowed = self.config.tokens[name].untagged if name in self.config.tokens else 0
+            if len(plain) > allowed:
+                order = plain[np.argsort(-tokens.score[plain])]
+                keep_token[order[allowed:]] = False
         return bases[keep_base], tokens[keep_token]
 
     def _objective_face(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0) -> bool:
-        """White centre, dark ring, white edge: a plain objective token seen from above."""
+        """White centre and a dark ring round it on nearly every ray: a plain objective
+        seen from above. A miniature on a white-rimmed base is not concentric."""
         c = self.floor.to_pixel(xy[None])[0]
         r = diameter_in / 2 * self.px_per_in
         ang = np.linspace(0, 2 * np.pi, 32, endpoint=False)
-
-        def ring(f0: float, f1: float) -> float:
+        def band(img: np.ndarray, f0: float, f1: float) -> np.ndarray:
             rho = np.linspace(f0 * r, f1 * r, 3, dtype=np.float32)
             X = (c[0] + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
             Y = (c[1] + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
-            return float(np.median(cv2.remap(np.ascontiguousarray(lab[..., 0]), X, Y, cv2.INTER_LINEAR))) / 0.35
+            return cv2.remap(img, X, Y, cv2.INTER_LINEAR).mean(axis=1)
 
-        centre, band = ring(0.0, 0.3), ring(0.5, 0.75)
-        return centre - band > 40 and centre > 150
+        L = np.ascontiguousarray(lab[..., 0]) / 0.35
+        chroma = np.hypot(lab[..., 1], lab[..., 2]).astype(np.float32)
+        centre_l = band(L, 0.0, 0.3)
+        centre = float(np.median(centre_l))
+        ring = band(L, 0.5, 0.75)
+        # Printed card is neutral and flat; a painted, shaded miniature is neither.
+        flat_neutral = float(np.median(band(chroma, 0.0, 0.3))) < 8.0 and float(np.std(centre_l)) < 15.0
+        return centre > 150 and flat_neutral and float(np.mean(ring < centre - 40)) >= 0.8
 
     def _cached_tag(self, xy: np.ndarray) -> int | None:
         """A disc where a tag was read before, not moved since: the same token. Reading
@@ -697,6 +815,43 @@ class TableDetector:
             if inlier_frac >= 0.5:
                 explained.append((c.view, cx, cy, rad))
         return out
+
+    def _learn_rims(self, fits: list[dict], labs: dict[int, np.ndarray]) -> None:
+        """Follow each side's rim colour as seen: the median colour just inside each
+        well-fitted rim, averaged slowly. Paint under this light, dulled by blur, is not
+        the config's nominal colour; a model of the nominal colour alone misses rims
+        whose seen colour has drifted toward the table's."""
+        changed = False
+        for f in fits:
+            if f["score"] < 0.5:
+                continue
+            lab = labs[f["view"]]
+            r = f["radius_px"] - self.edge_bias_px
+            ang = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+            rho = np.array([r - 1.2, r - 0.6], np.float32)
+            X = (f["col"] + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
+            Y = (f["row"] + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
+            vals = cv2.remap(lab, X, Y, cv2.INTER_LINEAR).reshape(-1, 3)
+            nominal = self._rim_seen[f["side"]]
+            # Only the pixels nearest the current model: the rest is miniature or table.
+            dist = np.linalg.norm(vals - nominal, axis=1)
+            near = vals[dist <= np.percentile(dist, 40)]
+            seen = 0.9 * nominal + 0.1 * np.median(near, axis=0)
+            # Never let a side's colour drift into the table's own: at most 40 % of the
+            # way from the paint colour toward the table's median colour.
+            paint = self._rim_paint[f["side"]]
+            limit = 0.4 * float(np.linalg.norm(paint - self._table_colour))
+            step = seen - paint
+            n = float(np.linalg.norm(step))
+            if n > limit:
+                seen = paint + step * (limit / n)
+            self._rim_seen[f["side"]] = seen.astype(np.float32)
+        for side, seen in self._rim_seen.items():
+            if np.linalg.norm(seen - self._rim_in_use[side]) > 4.0:
+                changed = True
+        if changed:
+            self._rim_in_use = {s: v.copy() for s, v in self._rim_seen.items()}
+            self.set_background(self._background_bgr)
 
     def _drop_platform_overhang(self, bases: Detections) -> Detections:
         """A fighter on a platform stands tall above it: its miniature projects beyond

@@ -171,6 +171,8 @@ class FighterTracker:
         """Tokens keep ids by tag where tagged, by nearest previous token otherwise. A token
         hidden by a hand keeps its last place; one that vanishes without a hand is gone
         (picked up, or removed) and that is an event."""
+        if not dets.tokens_checked:  # a follow-only frame: tokens were not looked at
+            return tuple(sorted(self._tokens.values(), key=lambda t: t.id))
         toks = dets[(dets.kind == KIND_OBJECTIVE) | (dets.kind == KIND_TREASURE)]
         seen: dict[str, Token] = {}
         prev = dict(self._tokens)

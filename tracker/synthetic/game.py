@@ -174,12 +174,14 @@ class Game:
 
 
 def plan_game(rng: np.random.Generator, seconds: float = 24.0, n_fighters: int = 12, n_sides: int | None = None,
-              hands: bool = True, n_terrain: int = 5) -> Game:
+              hands: bool = True, n_terrain: int = 5, side_colours: tuple[str, ...] | None = None) -> Game:
     """Lay out a table and script a game on it (see the module docstring)."""
     table = Table.random(rng, n_terrain=n_terrain)
     W, D = table.play_area_in
     n_sides = int(rng.integers(2, 5)) if n_sides is None else n_sides
     names = [str(c) for c in rng.permutation(list(SIDE_COLOURS))[:n_sides]]
+    if side_colours is not None:  # chosen by the caller; the draw above keeps the layout the same
+        names = list(side_colours)[:n_sides]
     terrain_polys = [tb.polygon() for tb in table.terrain]
     blocked = unary_union(terrain_polys) if terrain_polys else Point(-99, -99).buffer(0.1)
     platforms = [tb for tb in table.terrain if tb.type == "platform"]
@@ -544,7 +546,7 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
                fps: float = 15.0, video: bool = True, n_calib_views: int = 15, hands: bool = True,
                bump_at: int | None = None, bump_shift_in: float = 1.0, bump_tilt_deg: float = 2.0,
                n_fighters: int = 12, n_sides: int | None = None, supersample: int = 2,
-               jpeg_quality: int = 88, progress: bool = False) -> Path:
+               jpeg_quality: int = 88, progress: bool = False, side_colours: tuple[str, ...] | None = None) -> Path:
     """Render a whole set: game.yaml, calib/NN.jpg, table.jpg, clip.mp4 (or
     frames/NNNNNN.jpg when ``video`` is False) and truth.json. Deterministic in ``seed``.
 
@@ -561,7 +563,7 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
     rng = np.random.default_rng(seed)
     # Separate streams, so e.g. the number of calib views does not change the game.
     r_game, r_cam, r_calib, r_sensor, r_bump = (np.random.default_rng(s) for s in rng.integers(0, 2**63, 5))
-    game = plan_game(r_game, seconds, n_fighters, n_sides, hands)
+    game = plan_game(r_game, seconds, n_fighters, n_sides, hands, side_colours=side_colours)
     cam = overhead_camera(r_cam, width, height, game.table.play_area_in)
     sensor = Sensor.random(r_sensor)
     n_frames = int(round(seconds * fps))

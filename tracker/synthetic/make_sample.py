@@ -18,7 +18,10 @@ from .game import render_set
 
 SAMPLE_SEED = 2026
 SAMPLE = dict(seed=SAMPLE_SEED, width=1280, height=720, seconds=24.0, fps=15.0, video=True, n_calib_views=15,
-              hands=True, bump_at=None, n_fighters=12, n_sides=3, jpeg_quality=88)
+              hands=True, bump_at=None, n_fighters=12, n_sides=3, jpeg_quality=88,
+              # Rims that stand out from the green mat, as a club would paint them: the
+              # tracker warns that green rims on this mat are hard to see (and they are).
+              side_colours=("red", "white", "blue"))
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "sample_footage" / "warcry-demo"
 
 

@@ -1,0 +1,96 @@
+"""The whole pipeline on a footage clip, as the live page runs it, against the clip's truth.
+
+Prints frames/s (wall and CPU, one thread, after warm-up) and what the tracker reports
+(its world state, not raw detections): share of unoccluded bases found, precision, side
+accuracy, median and RMS position error, token recall; scored with the shared scorer.
+
+    python benchmarks/footage.py [FOLDER] [--max-frames N] [--full-every K]
+
+FOLDER defaults to the bundled sample (sample_footage/warcry-demo).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SCORER = ROOT.parent / "shared" / "eval" / "score.py"
+
+
+def load_scorer():
+    spec = importlib.util.spec_from_file_location("shared_eval_score", SCORER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def state_prediction(index, state) -> dict:
+    return {"frame": index,
+            "fighters": [{"x": f.x, "y": f.y, "z": f.z, "team": f.side} for f in state.fighters if not f.occluded],
+            "tokens": [{"kind": t.kind, "x": t.x, "y": t.y} for t in state.tokens if not t.occluded]}
+
+
+def main() -> None:
+    from tracker.pipeline import Pipeline
+    from tracker.sources import default_footage, open_source
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", nargs="?", default=str(default_footage()))
+    ap.add_argument("--max-frames", type=int, default=None)
+    ap.add_argument("--full-every", type=int, default=5, help="full detection every K frames (1: every frame)")
+    ap.add_argument("--warmup", type=int, default=5)
+    a = ap.parse_args()
+    cv2.setNumThreads(1)
+    folder = Path(a.folder)
+    truth = json.loads((folder / "truth.json").read_text())
+    pipe = Pipeline.from_footage(folder)
+    pipe.full_every = a.full_every
+    preds, wall, cpu, kept = [], [], [], []
+    for index, t, frame in open_source(folder):
+        if a.max_frames is not None and index >= a.max_frames:
+            break
+        w0, c0 = time.perf_counter(), time.process_time()
+        r = pipe.process(frame, index, t)
+        w1, c1 = time.perf_counter(), time.process_time()
+        if index >= a.warmup:
+            wall.append(w1 - w0)
+            cpu.append(c1 - c0)
+        preds.append(state_prediction(index, r.state))
+        kept.append(truth["frames"][index])
+    # Scored from the frame after the tracker can first have confirmed fighters.
+    s = load_scorer().score({"frames": kept[2:]}, {"frames": preds[2:]})
+    errs = []
+    sc = load_scorer()
+    for fr, p in zip(kept[2:], preds[2:]):
+        vis = [f for f in fr["fighters"] if not f["occluded"]]
+        errs += [d for *_, d in sc.match([(f["x"], f["y"]) for f in vis], [(q["x"], q["y"]) for q in p["fighters"]], 0.75)]
+    print(f"footage: {folder}  frames: {len(preds)}  full detection every {a.full_every} frames  "
+          f"load average: {os.getloadavg()[0]:.1f}")
+    print(f"speed (one thread, after {a.warmup} warm-up frames): {1 / np.mean(wall):.1f} frames/s wall "
+          f"(mean {np.mean(wall) * 1e3:.0f} ms, p95 {np.percentile(wall, 95) * 1e3:.0f} ms), "
+          f"{1 / np.mean(cpu):.1f} frames/s CPU (mean {np.mean(cpu) * 1e3:.0f} ms)")
+    print(f"bases found (unoccluded): {s['recall_visible']:.4f}   all: {s['recall']:.4f}   precision: {s['precision']:.4f}"
+          f"   sides right: {s['team_accuracy']:.4f}")
+    print(f"position error: median {np.median(errs):.4f} in   RMS {s['rms_in']:.4f} in   p95 {s['p95_in']:.4f} in"
+          f"   (floor RMS {s['rms_floor_in']}, platforms RMS {s['rms_elevated_in']})")
+    print(f"tokens: recall {s['token_recall']}   precision {s['token_precision']}")
+    print(json.dumps({"fps_wall": 1 / np.mean(wall), "fps_cpu": 1 / np.mean(cpu), "median_err_in": float(np.median(errs)),
+                      **s}))
+
+
+if __name__ == "__main__":
+    main()
