@@ -66,9 +66,13 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, p
         pipe = Pipeline.from_footage(src_path, progress=progress)
     for w in pipe.setup.warnings:
         click.echo(f"warning: {w}", err=True)
+    src = open_source(source)
+    if eval_output or src.frame_files is not None:
+        # Evaluation measures what each frame shows, and an image folder's frames need
+        # not be consecutive: look at the whole table in every frame.
+        pipe.full_every = 1
     states, preds = [], []
     error: UserError | None = None
-    src = open_source(source)
     total = src.frame_count if max_frames is None else min(max_frames, src.frame_count or max_frames)
     try:
         for index, t, frame in tqdm(src, total=total, unit="frame", disable=not progress, desc="tracking"):

@@ -57,6 +57,15 @@ class Detections:
     hand_mask: np.ndarray | None = None  # rectified floor mask of hands/arms over the table
     hands: bool = False
     tokens_checked: bool = True  # False: tokens were not looked for this frame
+    hand_view: Any = None  # the PlaneView hand_mask is drawn in
+
+    def hand_over(self, x: float, y: float) -> bool:
+        """Whether a hand or arm covers the table at world (x, y) in this frame."""
+        if self.hand_mask is None or self.hand_view is None or not self.hands:
+            return False
+        c, r = np.round(self.hand_view.to_pixel(np.array([[x, y]]))[0]).astype(int)
+        h, w = self.hand_mask.shape
+        return bool(0 <= r < h and 0 <= c < w and self.hand_mask[r, c])
 
     _ROW_FIELDS = ("xyz", "kind", "side", "base_mm", "tag_id", "score", "sigma_in")
 
@@ -66,7 +75,7 @@ class Detections:
     def __getitem__(self, index: Any) -> "Detections":
         rows = {name: getattr(self, name)[index] for name in self._ROW_FIELDS}
         return Detections(**rows, terrain=self.terrain, hand_mask=self.hand_mask, hands=self.hands,
-                          tokens_checked=self.tokens_checked)
+                          tokens_checked=self.tokens_checked, hand_view=self.hand_view)
 
     @classmethod
     def merge(cls, parts: list["Detections"], **frame_level: Any) -> "Detections":
@@ -307,6 +316,10 @@ class TableDetector:
         self.terrain: tuple[TerrainPiece, ...] = tuple(terrain)
         self.timings_ms: dict[str, float] = {}
         self.score_threshold = 0.08  # ring correlation: generous, candidates are fitted next
+        self.tokens_every = 1  # look for tokens in every n-th full detection (the tracker holds them between)
+        self._full_count = 0
+        self._last_tokens = Detections()
+        self.learn_rim_colours = False  # on: more rims found where light dulls them, more false ones too
         self.min_coverage = 0.18  # share of the rim's circle seen as a clean edge
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
         self._background_bgr = background
@@ -334,6 +347,8 @@ class TableDetector:
         margin = 1.0
         rect = (-margin, -margin, W + margin, D + margin)
         self.floor = PlaneView.build(self.camera, t, rect, self.px_per_in, self.image_size)
+        # Hands are big: they are looked for at half the table resolution (4x cheaper).
+        self.floor_half = PlaneView.build(self.camera, t, rect, self.px_per_in / 2, self.image_size)
         self.token_view = None
         self.platform_views: list[tuple[TerrainPiece, PlaneView, np.ndarray]] = []
         self._terrain_mask_floor = np.zeros(self.floor.shape, bool)
@@ -381,6 +396,7 @@ class TableDetector:
         which costs recall where fighters stood)."""
         self._background_bgr = empty_table_bgr
         self._bg_floor = None if empty_table_bgr is None else _lab(self.floor.sample(empty_table_bgr))
+        self._bg_half = None if empty_table_bgr is None else _lab(self.floor_half.sample(empty_table_bgr))
         self._bg_platforms = [] if empty_table_bgr is None else \
             [_lab(v.sample(empty_table_bgr)) for _, v, _ in self.platform_views]
         rims = [self._rim_seen[s] for s, _, _ in self._side_lab()]
@@ -403,7 +419,7 @@ class TableDetector:
         floor_bgr = self.floor.sample(frame)
         lab = _lab(floor_bgr)
         t1 = time.perf_counter()
-        hand = self._hand_mask(floor_bgr, lab)
+        hand = self._hand_mask(frame)
         usable = self.floor.valid & ~self._terrain_mask_floor & ~hand
         evs: dict[tuple[int, int], np.ndarray] = {}
         cands = self._find_rings(lab, self._rims_floor, usable, -1, evs)
@@ -414,15 +430,29 @@ class TableDetector:
             cands += self._find_rings(plab, self._rims_platforms[i], inside & view.valid, i, evs)
         t2 = time.perf_counter()
         fits = self._refine(cands, evs)
-        self._learn_rims(fits, {-1: lab, **{i: pl for i, pl in enumerate(platform_labs)}})
+        if self.learn_rim_colours:
+            self._learn_rims(fits, {-1: lab, **{i: pl for i, pl in enumerate(platform_labs)}})
         bases = self._drop_platform_overhang(self._bases_from_candidates(fits))
         t3 = time.perf_counter()
-        tokens = self._tokens(frame, floor_bgr, lab, usable, markers)
-        bases, tokens = self._settle_discs(bases, tokens, lab)
+        look_for_tokens = self.tokens_every <= 1 or self._full_count % self.tokens_every == 0
+        self._full_count += 1
+        if look_for_tokens:
+            # Terrain is part of the empty table, so it leaves no token evidence: tokens
+            # right beside a piece (inside its image outline) are still looked for.
+            tokens = self._tokens(frame, floor_bgr, lab, self.floor.valid & ~hand, markers)
+            bases, tokens = self._settle_discs(bases, tokens, lab)
+            self._last_tokens = tokens
+        else:
+            # Tokens not looked for: the ones last found still claim their discs.
+            bases, _ = self._settle_discs(bases, self._last_tokens, lab)
+            tokens = Detections()
         t4 = time.perf_counter()
         self.timings_ms = {"rectify": (t1 - t0) * 1e3, "rings": (t2 - t1) * 1e3, "select": (t3 - t2) * 1e3,
                            "tokens": (t4 - t3) * 1e3}
-        return Detections.merge([bases, tokens], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()))
+        out = Detections.merge([bases, tokens], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()),
+                               hand_view=self.floor)
+        out.tokens_checked = look_for_tokens
+        return out
 
     def follow(self, frame: np.ndarray, fighters: list[tuple[float, float, float, int, float]]) -> Detections:
         """Re-find known bases near where they were: ``fighters`` as (x, y, z, side,
@@ -431,9 +461,7 @@ class TableDetector:
         each instead of the whole table. Tokens are not looked at (``tokens_checked``
         is False, so the tracker keeps them as they were)."""
         t0 = time.perf_counter()
-        floor_bgr = self.floor.sample(frame)
-        lab_floor = _lab(floor_bgr)
-        hand = self._hand_mask(floor_bgr, lab_floor)
+        hand = self._hand_mask(frame)
         t1 = time.perf_counter()
         S = self.px_per_in
         rim_w = max(1.5, 0.09 * S)
@@ -452,12 +480,11 @@ class TableDetector:
             if r1 - r0 < 2 * r or c1 - c0 < 2 * r:
                 continue
             win = (slice(r0, r1), slice(c0, c1))
+            lab = _lab(cv2.remap(frame, view.map1[win], view.map2[win], cv2.INTER_LINEAR))
             if vi < 0:
-                lab = lab_floor[win]
                 usable = view.valid[win] & ~self._terrain_mask_floor[win] & ~hand[win]
                 rims = self._rims_floor
             else:
-                lab = _lab(cv2.remap(frame, view.map1[win], view.map2[win], cv2.INTER_LINEAR))
                 usable = view.valid[win] & self.platform_views[vi][2][win]
                 rims = self._rims_platforms[vi]
             ev = rims.evidence(lab, win, only=sides.index(side))[0]
@@ -480,11 +507,18 @@ class TableDetector:
             if score < self.min_coverage or abs(rad - r - self.edge_bias_px) > 2.0:
                 continue
             xy = view.to_world(np.array([cx + c0]), np.array([cy + r0]))[0]
+            # A jump, or a centre inside another known fighter's base, is a neighbour's
+            # rim or a miniature's edge, not this fighter: leave it to the next full look.
+            if np.hypot(xy[0] - x, xy[1] - y) > 0.5 or any(
+                    (ox, oy) != (x, y) and np.hypot(xy[0] - ox, xy[1] - oy) < (omm + mm) / MM_PER_IN / 2 * 0.85
+                    for ox, oy, _, _, omm in fighters):
+                continue
             rows.append({"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": side, "base_mm": mm, "score": score})
         bases = Detections.from_rows(rows)
         self._add_sigma(bases, lift=self.config.base_thickness_in)
         self.timings_ms = {"rectify": (t1 - t0) * 1e3, "follow": (time.perf_counter() - t1) * 1e3}
-        out = Detections.merge([bases], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()))
+        out = Detections.merge([bases], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()),
+                               hand_view=self.floor)
         out.tokens_checked = False
         return out
 
@@ -597,14 +631,20 @@ class TableDetector:
         c = self.floor.to_pixel(xy[None])[0]
         r = diameter_in / 2 * self.px_per_in
         ang = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+        # Work on the disc's own patch, not the whole view.
+        k = int(r + 3)
+        r0, c0 = max(int(c[1]) - k, 0), max(int(c[0]) - k, 0)
+        patch = lab[r0:int(c[1]) + k + 1, c0:int(c[0]) + k + 1]
+        c = c - np.array([c0, r0])
+
         def band(img: np.ndarray, f0: float, f1: float) -> np.ndarray:
             rho = np.linspace(f0 * r, f1 * r, 3, dtype=np.float32)
             X = (c[0] + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
             Y = (c[1] + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
             return cv2.remap(img, X, Y, cv2.INTER_LINEAR).mean(axis=1)
 
-        L = np.ascontiguousarray(lab[..., 0]) / 0.35
-        chroma = np.hypot(lab[..., 1], lab[..., 2]).astype(np.float32)
+        L = np.ascontiguousarray(patch[..., 0]) / 0.35
+        chroma = np.hypot(patch[..., 1], patch[..., 2]).astype(np.float32)
         centre_l = band(L, 0.0, 0.3)
         centre = float(np.median(centre_l))
         ring = band(L, 0.5, 0.75)
@@ -676,7 +716,8 @@ class TableDetector:
         """Token-sized discs: bright neutral (white tokens, printed tags) or gold. Yields
         (xy, score, 'objective' | 'treasure')."""
         out = []
-        for which in ("objective", "treasure"):
+        # Gold first: its evidence is specific, while the objective pass takes any change.
+        for which in ("treasure", "objective"):
             out += [(xy, sc, which) for xy, sc in self._untagged_discs(lab, usable, which, diameter_in, n_max)]
         return out
 
@@ -713,7 +754,8 @@ class TableDetector:
             if fit is None:
                 continue
             cx, cy, rad, cover, _, _ = fit
-            if abs(rad - r - self.edge_bias_px) > max(1.2, 0.12 * r) or cover < 0.5:
+            # A shaded disc (a coin) fades toward its edge: its evidence edge falls inside.
+            if abs(rad - r - self.edge_bias_px) > max(2.5, 0.25 * r) or cover < 0.5:
                 continue
             xy = self.floor.to_world(np.array([cx]), np.array([cy]))[0]
             found.append((xy, cover))
@@ -724,24 +766,28 @@ class TableDetector:
                 kept.append((xy, score))
         return kept[:n_max]
 
-    def _hand_mask(self, floor_bgr: np.ndarray, lab: np.ndarray) -> np.ndarray:
-        """Skin-coloured regions far larger than any base: hands and arms."""
-        ycc = cv2.cvtColor(floor_bgr, cv2.COLOR_BGR2YCrCb)
+    def _hand_mask(self, frame: np.ndarray) -> np.ndarray:
+        """Skin-coloured regions far larger than any base: hands and arms. Found at half
+        resolution, returned at the floor view's."""
+        half_bgr = self.floor_half.sample(frame)
+        S = self.px_per_in / 2
+        ycc = cv2.cvtColor(half_bgr, cv2.COLOR_BGR2YCrCb)
         skin = cv2.inRange(ycc, (40, 138, 77), (255, 178, 127))
-        if self._bg_floor is not None:
-            bg_skin = np.abs(lab - self._bg_floor).sum(axis=2) > 12
-            skin &= bg_skin.astype(np.uint8) * 255
-        k = max(3, int(self.px_per_in * 0.15) | 1)
+        if self._bg_half is not None:
+            changed = np.abs(_lab(half_bgr) - self._bg_half).sum(axis=2) > 12
+            skin &= changed.astype(np.uint8) * 255
+        k = max(3, int(S * 0.15) | 1)
         skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
         n, labels, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
         big = np.zeros(n, bool)
         # A hand covers well over 6 square inches; the largest base (130 mm) is ~20.
-        big[1:] = stats[1:, cv2.CC_STAT_AREA] > 6.0 * self.px_per_in ** 2
+        big[1:] = stats[1:, cv2.CC_STAT_AREA] > 6.0 * S ** 2
         mask = big[labels]
         if mask.any():
-            g = int(self.px_per_in * 0.6) | 1
+            g = int(S * 0.6) | 1
             mask = cv2.dilate(mask.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (g, g))) > 0
-        return mask
+        H, W = self.floor.shape
+        return cv2.resize(mask.astype(np.uint8), (W, H), interpolation=cv2.INTER_NEAREST) > 0
 
     def _side_lab(self) -> list[tuple[int, np.ndarray, tuple[float, ...]]]:
         out = []
@@ -764,13 +810,15 @@ class TableDetector:
             ev[~usable] = 0.0
             evs[(view_index, side)] = ev
             half = cv2.resize(ev, (max(1, ev.shape[1] // 2), max(1, ev.shape[0] // 2)), interpolation=cv2.INTER_AREA)
+            mine: list[_Candidate] = []
             for mm in sizes:
                 r = mm / MM_PER_IN / 2 * S / 2
                 resp = cv2.filter2D(half, -1, ring_kernel(r, max(1.0, rim_w / 2)))
                 rows, cols = _local_maxima(resp, self.score_threshold, max(2, int(r * 0.6)))
                 for rr, cc in zip(rows, cols):
                     pr, pc = _subpixel_peak(resp, int(rr), int(cc))
-                    out.append(_Candidate(2 * pr + 0.5, 2 * pc + 0.5, side, mm, float(resp[rr, cc]), view_index))
+                    mine.append(_Candidate(2 * pr + 0.5, 2 * pc + 0.5, side, mm, float(resp[rr, cc]), view_index))
+            out += mine
         return out
 
     def _refine(self, cands: list[_Candidate], ev_by_view_side: dict[tuple[int, int], np.ndarray]) -> list[dict]:

@@ -61,14 +61,27 @@ class Pipeline:
         self._last_full = -10**9
         self._hands_before = self._hands_now = False
 
+    @property
+    def full_every(self) -> int:
+        """Look at the whole table every this many frames (1: every frame)."""
+        return self._full_every
+
+    @full_every.setter
+    def full_every(self, n: int) -> None:
+        self._full_every = max(1, int(n))
+        # Tokens rarely move: when following, look for them in every other full look.
+        self.detector.tokens_every = 2 if self._full_every > 1 else 1
+
     def _detect(self, frame: np.ndarray, index: int) -> "Detections":
         """The whole table every ``full_every`` frames, when a hand has just left it, and
         while a new base waits to be confirmed; in between, each known fighter is only
         re-found near where it was (a tenth of the work)."""
         tracks = self.tracker.tracks
+        # Hands move fighters: look at the whole table every other frame while they are there.
+        every = min(self.full_every, 2) if self._hands_now else self.full_every
         need_full = (
-            self.full_every <= 1
-            or index - self._last_full >= self.full_every
+            every <= 1
+            or index - self._last_full >= every
             or not tracks
             or any(not t.confirmed for t in tracks)
             or (self._hands_before and not self._hands_now)

@@ -139,6 +139,11 @@ class FrameSource:
             raise SourceError(f"{self._path}: video ended after {read} of {self.frame_count} frames (truncated or corrupt); "
                               f"the frames before were kept")
 
+    @property
+    def frame_files(self) -> list[Path] | None:
+        """The image files, for an image-folder source (None for video and cameras)."""
+        return self._files
+
     def close(self) -> None:
         if self._cap is not None:
             self._cap.release()

@@ -109,11 +109,14 @@ class FighterTracker:
                 self._hit(self.tracks[i], bases, j, index, time_s)
                 matched_t.add(i)
                 matched_d.add(j)
-        hand = dets.hand_mask
         for i, t in enumerate(self.tracks):
             if i in matched_t:
                 continue
-            t.occluded = t.confirmed
+            # Occluded means hidden: a hand over it now, or not seen for half the grace
+            # period. A base missed in one frame is still there, and still visible.
+            gone_s = (index - t.last_seen) / self.fps
+            t.occluded = t.confirmed and (dets.hand_over(float(t.xyz[0]), float(t.xyz[1])) or gone_s > self.grace_s / 2
+                                          or t.occluded)
         keep = []
         for t in self.tracks:
             gone_s = (index - t.last_seen) / self.fps
@@ -124,7 +127,6 @@ class FighterTracker:
                                          {"x": round(float(t.xyz[0]), 2), "y": round(float(t.xyz[1]), 2)}))
             # an unconfirmed track that missed a frame is dropped silently: a phantom
         self.tracks = keep
-        del hand
         for j in range(n_d):
             if j not in matched_d:
                 self.tracks.append(_Track(id="", side=int(bases.side[j]), base_mm=float(bases.base_mm[j]),
