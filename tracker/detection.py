@@ -494,13 +494,7 @@ class TableDetector:
             if resp[pr, pc] < self.score_threshold:
                 continue
             pr, pc = _subpixel_peak(resp, int(pr), int(pc))
-            n_rays = 96
-            ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
-            rho = np.arange(0.6 * r, r + 0.35 * S, 0.5, dtype=np.float32)
-            X = (pc + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
-            Y = (pr + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
-            prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-            fit = _fit_rim(prof, rho, np.cos(ang), np.sin(ang), pc, pr, thin_px=0.2 * S)
+            fit = _fit_rim_at(ev, pc, pr, 0.6 * r, r + 0.35 * S, thin_px=0.2 * S)
             if fit is None:
                 continue
             cx, cy, rad, score, _, _ = fit
@@ -593,11 +587,7 @@ class TableDetector:
             elif which == "objective" and self.config.tokens["objective"].untagged > 0:
                 add(xy, 0.0, KIND_OBJECTIVE, -1, score)
         dets = Detections.from_rows(rows)
-        if len(dets):
-            sig = getattr(self.camera, "position_sigma", None)
-            if sig is not None:
-                s = np.asarray(sig(dets.xyz), float).reshape(len(dets), -1)
-                dets.sigma_in = np.linalg.norm(s, axis=1) if s.shape[1] > 1 else s[:, 0]
+        self._add_sigma(dets)
         return dets
 
     def _settle_discs(self, bases: Detections, tokens: Detections, lab: np.ndarray) -> tuple[Detections, Detections]:
@@ -744,13 +734,7 @@ class TableDetector:
         for rr, cc in sorted(zip(rows, cols), key=lambda rc: -resp[rc[0], rc[1]])[: 4 * n_max]:
             pr, pc = _subpixel_peak(resp, int(rr), int(cc))
             pr, pc = 2 * pr + 0.5, 2 * pc + 0.5
-            n_rays = 64
-            ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
-            rho = np.arange(0.4 * r, r + 0.35 * S, 0.5, dtype=np.float32)
-            X = (pc + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
-            Y = (pr + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
-            prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-            fit = _fit_rim(prof, rho, np.cos(ang), np.sin(ang), pc, pr)
+            fit = _fit_rim_at(ev, pc, pr, 0.4 * r, r + 0.35 * S, n_rays=64)
             if fit is None:
                 continue
             cx, cy, rad, cover, _, _ = fit
@@ -828,9 +812,6 @@ class TableDetector:
         the score (a true rim is a circle; a miniature's outline is not)."""
         out = []
         S = self.px_per_in
-        n_rays = 96
-        ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
-        cos, sin = np.cos(ang), np.sin(ang)
         side_sizes = {s: sizes for s, _, sizes in self._side_lab()}
         # Strongest candidates first; a rim already fitted well explains the weaker
         # candidates around its centre (the same rim at other sizes, or read as
@@ -841,11 +822,7 @@ class TableDetector:
                 continue
             ev = ev_by_view_side[(c.view, c.side)]
             r0 = c.base_mm / MM_PER_IN / 2 * S
-            rho = np.arange(0.6 * r0, r0 + 0.35 * S, 0.5, dtype=np.float32)
-            X = (c.col + rho[None, :] * cos[:, None]).astype(np.float32)
-            Y = (c.row + rho[None, :] * sin[:, None]).astype(np.float32)
-            prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-            fit = _fit_rim(prof, rho, cos, sin, c.col, c.row, thin_px=0.2 * S)
+            fit = _fit_rim_at(ev, c.col, c.row, 0.6 * r0, r0 + 0.35 * S, thin_px=0.2 * S)
             if fit is None:
                 continue
             cx, cy, rad, inlier_frac, resid, _ = fit
@@ -949,14 +926,21 @@ class TableDetector:
             rows.append({"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"],
                          "base_mm": c["base_mm"], "score": c["score"]})
         dets = Detections.from_rows(rows)
-        if len(dets):
-            top = dets.xyz.copy()
-            top[:, 2] += t
-            sig = getattr(self.camera, "position_sigma", None)
-            if sig is not None:
-                s = np.asarray(sig(top), float).reshape(len(dets), -1)
-                dets.sigma_in = np.linalg.norm(s, axis=1) if s.shape[1] > 1 else s[:, 0]
+        self._add_sigma(dets, lift=t)
         return dets
+
+
+def _fit_rim_at(ev: np.ndarray, cx: float, cy: float, r_from: float, r_to: float, n_rays: int = 96,
+                thin_px: float | None = None):
+    """Sample ``ev`` along ``n_rays`` rays from (cx, cy), radii r_from..r_to every half
+    pixel, and fit a rim there (see _fit_rim)."""
+    ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
+    cos, sin = np.cos(ang), np.sin(ang)
+    rho = np.arange(r_from, r_to, 0.5, dtype=np.float32)
+    X = (cx + rho[None, :] * cos[:, None]).astype(np.float32)
+    Y = (cy + rho[None, :] * sin[:, None]).astype(np.float32)
+    prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    return _fit_rim(prof, rho, cos, sin, cx, cy, thin_px=thin_px)
 
 
 def _fit_rim(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: float, cy: float,

@@ -11,12 +11,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .config import GameConfig
 from .errors import CalibrationError, UserError
 from .sources import default_footage, footage_video, open_source  # noqa: F401  (re-exported)
+
+if TYPE_CHECKING:
+    from .detection import Detections
 from .world import WorldState
 
 
