@@ -26,8 +26,8 @@ from calibration.markers import MarkerDetections, detect_markers  # noqa: E402
 from calibration.table import estimate_table_pose, pose_covariance, solve_pose, table_object_points, _residuals  # noqa: E402
 from tracker.config import GameConfig  # noqa: E402
 
-SETS = Path("/work/shared/eval/sets")
-REAL = Path("/work/shared/real-calibration/circles-grid-left")
+SETS = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "sets"
+REAL = SETS.parents[1] / "real-calibration" / "circles-grid-left"
 
 
 def rms(e):

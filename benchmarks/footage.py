@@ -4,7 +4,7 @@ Prints frames/s (wall and CPU, one thread, after warm-up) and what the tracker r
 (its world state, not raw detections): share of unoccluded bases found, precision, side
 accuracy, median and RMS position error, token recall; scored with the shared scorer.
 
-    python benchmarks/footage.py [FOLDER] [--max-frames N] [--full-every K]
+    python benchmarks/footage.py [FOLDER] [--max-frames N] [--full-every K] [--threads N]
 
 FOLDER defaults to the bundled sample (sample_footage/warcry-demo).
 """
@@ -12,14 +12,16 @@ FOLDER defaults to the bundled sample (sample_footage/warcry-demo).
 from __future__ import annotations
 
 import os
+import sys
 
+# Threads are fixed before numpy and OpenCV load: one core by default, --threads N for more.
+_THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
+    os.environ.setdefault(_v, str(_THREADS))
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -53,8 +55,9 @@ def main() -> None:
     ap.add_argument("--max-frames", type=int, default=None)
     ap.add_argument("--full-every", type=int, default=5, help="full detection every K frames (1: every frame)")
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1, help="OpenCV/numpy threads (1: one core)")
     a = ap.parse_args()
-    cv2.setNumThreads(1)
+    cv2.setNumThreads(a.threads)
     folder = Path(a.folder)
     truth = json.loads((folder / "truth.json").read_text())
     pipe = Pipeline.from_footage(folder)
@@ -80,7 +83,7 @@ def main() -> None:
         errs += [d for *_, d in sc.match([(f["x"], f["y"]) for f in vis], [(q["x"], q["y"]) for q in p["fighters"]], 0.75)]
     print(f"footage: {folder}  frames: {len(preds)}  full detection every {a.full_every} frames  "
           f"load average: {os.getloadavg()[0]:.1f}")
-    print(f"speed (one thread, after {a.warmup} warm-up frames): {1 / np.mean(wall):.1f} frames/s wall "
+    print(f"speed ({a.threads} thread(s), after {a.warmup} warm-up frames): {1 / np.mean(wall):.1f} frames/s wall "
           f"(mean {np.mean(wall) * 1e3:.0f} ms, p95 {np.percentile(wall, 95) * 1e3:.0f} ms), "
           f"{1 / np.mean(cpu):.1f} frames/s CPU (mean {np.mean(cpu) * 1e3:.0f} ms)")
     print(f"bases found (unoccluded): {s['recall_visible']:.4f}   all: {s['recall']:.4f}   precision: {s['precision']:.4f}"

@@ -26,7 +26,7 @@ Output: one frame of the shared scorer's prediction format::
 
 Usage::
 
-    nt = NaiveTracker.from_folder("/work/shared/eval/sets/warcry-1")
+    nt = NaiveTracker.from_folder(Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "sets" / "warcry-1")
     pred = nt.process(frame_bgr, index)
 """
 

@@ -46,7 +46,7 @@ from benchmarks.naive import NaiveTracker  # noqa: E402
 from tracker.pipeline import Pipeline  # noqa: E402
 from tracker.sources import open_source  # noqa: E402
 
-SHARED = REPO.parent / "shared" if (REPO.parent / "shared" / "eval").is_dir() else Path("/work/shared")
+SHARED = REPO.parent / "shared"
 DEFAULT_SET = SHARED / "eval" / "sets" / "warcry-1"
 DEFAULT_CLIP = REPO / "sample_footage" / "warcry-demo"
 

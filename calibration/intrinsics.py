@@ -163,9 +163,7 @@ def intrinsics_covariance(obj, img, rvecs, tvecs, K, dist, flags: int, rms: floa
         free[1] = False
     kidx = np.flatnonzero(free)
     nf = len(kidx)
-    rows = []
     n = 0
-    JkTJk = np.zeros((nf, nf))
     blocks = []
     for o, i, r, t in zip(obj, img, rvecs, tvecs):
         _, J = cv2.projectPoints(np.asarray(o, np.float64).reshape(-1, 3), r, t, K, dist)

@@ -20,8 +20,9 @@ from calibration.markers import MarkerDetections, _normalize, detect_markers
 from calibration.table import estimate_table_pose, table_object_points
 from tracker.config import GameConfig
 from tracker.errors import CalibrationError, UserError
+from evalsets import SHARED  # ../shared beside the repository (as CI lays it out)
 
-SETS = Path("/work/shared/eval/sets")
+SETS = SHARED / "eval" / "sets"
 S1 = SETS / "warcry-1"
 pytestmark = pytest.mark.skipif(not S1.exists(), reason="eval sets not available")
 
@@ -200,7 +201,7 @@ def test_bad_inputs_folder_without_board_and_corrupt_image(tmp_path, cfg):
 
 
 def test_corrupt_image_is_skipped_with_reason(tmp_path):
-    src = Path("/work/shared/real-calibration/circles-grid-left")
+    src = SHARED / "real-calibration" / "circles-grid-left"
     for f in sorted(src.glob("left0[1-6].jpg")):
         shutil.copy(f, tmp_path / f.name)
     (tmp_path / "left99.jpg").write_bytes(b"garbage")
@@ -210,7 +211,7 @@ def test_corrupt_image_is_skipped_with_reason(tmp_path):
 
 
 def test_wrong_board_size_is_a_user_error(tmp_path):
-    src = Path("/work/shared/real-calibration/circles-grid-left")
+    src = SHARED / "real-calibration" / "circles-grid-left"
     for f in sorted(src.glob("left0[1-4].jpg")):
         shutil.copy(f, tmp_path / f.name)
     with pytest.raises(CalibrationError) as e:
@@ -286,7 +287,7 @@ def test_pose_tracker_on_warped_real_image(table_img, cfg):
 # --- CLI -----------------------------------------------------------------------------
 def test_cli_calibrate_camera_and_table(tmp_path):
     runner = CliRunner()
-    src = Path("/work/shared/real-calibration/circles-grid-left")
+    src = SHARED / "real-calibration" / "circles-grid-left"
     out = tmp_path / "cam.json"
     r = runner.invoke(cli_calibrate_camera, [str(src), "--board", "circles:4x11:20", "--out", str(out),
                                              "--coverage", str(tmp_path / "cov.png"), "--fix-aspect-ratio"])
@@ -309,7 +310,7 @@ def test_cli_calibrate_camera_and_table(tmp_path):
 
 # --- uncertainty ---------------------------------------------------------------------
 def test_intrinsics_covariance_matches_opencv_std():
-    r = calibrate_camera(Path("/work/shared/real-calibration/circles-grid-left"), parse_board("circles:4x11:20"),
+    r = calibrate_camera(SHARED / "real-calibration" / "circles-grid-left", parse_board("circles:4x11:20"),
                          progress=False)
     intr = r.intrinsics
     assert intr.covariance is not None and intr.covariance.shape == (9, 9)
@@ -318,7 +319,7 @@ def test_intrinsics_covariance_matches_opencv_std():
     from calibration.boards import CirclesGrid
     b = CirclesGrid(4, 11, 20)
     obj, img = [], []
-    for f in sorted(Path("/work/shared/real-calibration/circles-grid-left").glob("*.jpg")):
+    for f in sorted(SHARED / "real-calibration" / "circles-grid-left".glob("*.jpg")):
         v = b.detect(_cv.imread(str(f), 0))
         obj.append(v.obj.reshape(-1, 1, 3)); img.append(v.img.reshape(-1, 1, 2))
     out = _cv.calibrateCameraExtended(obj, img, (640, 512), None, None)

@@ -6,8 +6,9 @@ import pytest
 
 from calibration.boards import CirclesGrid
 from calibration.intrinsics import calibrate_camera
+from evalsets import SHARED  # ../shared beside the repository (as CI lays it out)
 
-REAL = Path("/work/shared/real-calibration/circles-grid-left")
+REAL = SHARED / "real-calibration" / "circles-grid-left"
 PUBLISHED_FX = 522.78124071224499
 
 pytestmark = pytest.mark.skipif(not REAL.exists(), reason="real calibration photographs not available")

@@ -18,9 +18,10 @@ from tracker.config import GameConfig
 from tracker.synthetic import Renderer, overhead_camera, plan_game, render_set, render_still
 from tracker.synthetic.game import Sensor, board_pose, board_truth, play
 from tracker.synthetic.scene import board_mover, hand_mover
+from evalsets import SHARED  # ../shared beside the repository (as CI lays it out)
 
 REPO = Path(__file__).resolve().parents[1]
-SCORER = Path("/work/shared/eval/score.py")
+SCORER = SHARED / "eval" / "score.py"
 SAMPLE = REPO / "sample_footage" / "warcry-demo"
 
 

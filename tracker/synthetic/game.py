@@ -180,8 +180,9 @@ def plan_game(rng: np.random.Generator, seconds: float = 24.0, n_fighters: int =
     W, D = table.play_area_in
     n_sides = int(rng.integers(2, 5)) if n_sides is None else n_sides
     names = [str(c) for c in rng.permutation(list(SIDE_COLOURS))[:n_sides]]
-    if side_colours is not None:  # chosen by the caller; the draw above keeps the layout the same
+    if side_colours is not None:  # chosen by the caller (and so is the number of sides, if not given)
         names = list(side_colours)[:n_sides]
+        n_sides = len(names)
     terrain_polys = [tb.polygon() for tb in table.terrain]
     blocked = unary_union(terrain_polys) if terrain_polys else Point(-99, -99).buffer(0.1)
     platforms = [tb for tb in table.terrain if tb.type == "platform"]
