@@ -319,7 +319,7 @@ def test_intrinsics_covariance_matches_opencv_std():
     from calibration.boards import CirclesGrid
     b = CirclesGrid(4, 11, 20)
     obj, img = [], []
-    for f in sorted(SHARED / "real-calibration" / "circles-grid-left".glob("*.jpg")):
+    for f in sorted((SHARED / "real-calibration" / "circles-grid-left").glob("*.jpg")):
         v = b.detect(_cv.imread(str(f), 0))
         obj.append(v.obj.reshape(-1, 1, 3)); img.append(v.img.reshape(-1, 1, 2))
     out = _cv.calibrateCameraExtended(obj, img, (640, 512), None, None)
