@@ -920,7 +920,9 @@ class TableDetector:
                 z = piece.height_in
             xy = view.to_world(np.array([c["col"]]), np.array([c["row"]]))[0]
             r_in = c["base_mm"] / MM_PER_IN / 2
-            if any(np.linalg.norm(xy - kxy) < 0.85 * (r_in + kr) for kxy, kr in kept):
+            # Bases cannot overlap: two closer than their radii allow (less measurement
+            # error) are one base, the better-fitted one.
+            if any(np.linalg.norm(xy - kxy) < 0.95 * (r_in + kr) for kxy, kr in kept):
                 continue
             kept.append((xy, r_in))
             rows.append({"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"],

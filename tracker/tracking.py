@@ -68,6 +68,8 @@ class FighterTracker:
         self._next_id = 1
         self._last_index = -1
         self._tokens: dict[str, Token] = {}
+        self._lost: list[tuple[_Track, float]] = []  # fighters recently gone, for re-identification
+        self.reidentify_s = 15.0
 
     def events_as_dicts(self) -> list[dict[str, Any]]:
         return [e.to_dict() for e in self.events]
@@ -125,6 +127,7 @@ class FighterTracker:
             elif t.confirmed:
                 self.events.append(Event(index, time_s, "removed", t.id,
                                          {"x": round(float(t.xyz[0]), 2), "y": round(float(t.xyz[1]), 2)}))
+                self._lost.append((t, time_s))
             # an unconfirmed track that missed a frame is dropped silently: a phantom
         self.tracks = keep
         for j in range(n_d):
@@ -161,6 +164,18 @@ class FighterTracker:
 
     def _confirm(self, t: _Track, index: int, time_s: float) -> None:
         t.confirmed = True
+        # A fighter lifted and put down elsewhere (out of sight under a hand, or moved
+        # faster than the gate) comes back as a new base: if a fighter of the same side
+        # and base size left the table recently, this is that fighter, moved.
+        self._lost = [(lt, ls) for lt, ls in self._lost if time_s - ls <= self.reidentify_s]
+        same = [(float(np.linalg.norm(lt.xyz[:2] - t.xyz[:2])), k) for k, (lt, _) in enumerate(self._lost)
+                if lt.side == t.side and abs(lt.base_mm - t.base_mm) < 1.0]
+        if same:
+            dist, k = min(same)
+            lost, _ = self._lost.pop(k)
+            t.id = lost.id
+            self.events.append(Event(index, time_s, "moved", t.id, {"distance_in": round(dist, 2)}))
+            return
         t.id = f"f{self._next_id}"
         self._next_id += 1
         side = self.config.side(t.side).colour if any(s.index == t.side for s in self.config.sides) else str(t.side)
