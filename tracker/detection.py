@@ -341,7 +341,7 @@ class TableDetector:
         native = 0.5 * (np.linalg.norm(uv[1] - uv[0]) + np.linalg.norm(uv[2] - uv[0]))
         return float(np.clip(round(native), 12, 40))
 
-    def _build_views(self) -> None:
+    def _build_views(self, resample_background: bool = True) -> None:
         W, D = self.config.table.play_area_in
         t = self.config.base_thickness_in
         margin = 1.0
@@ -353,7 +353,8 @@ class TableDetector:
         self.platform_views: list[tuple[TerrainPiece, PlaneView, np.ndarray]] = []
         self._terrain_mask_floor = np.zeros(self.floor.shape, bool)
         self._rebuild_terrain_views()
-        self.set_background(self._background_bgr)
+        if resample_background:
+            self.set_background(self._background_bgr)
 
     def _rebuild_terrain_views(self) -> None:
         t = self.config.base_thickness_in
@@ -386,9 +387,14 @@ class TableDetector:
         self.set_background(self._background_bgr)
 
     def set_camera(self, camera: Any) -> None:
-        """Re-pose (after a camera bump): the views are rebuilt, the background kept."""
+        """Re-pose (after a camera bump): the views are rebuilt for the new camera, at the
+        same table resolution. The empty table, already re-sampled into the world-aligned
+        views, is kept as it is: re-sampling the old photograph through the new camera
+        would misplace every colour by the bump."""
+        kept = (self._bg_floor, self._bg_half, self._bg_platforms, self._rims_floor, self._rims_platforms, self._gold)
         self.camera = camera
-        self._build_views()
+        self._build_views(resample_background=False)
+        (self._bg_floor, self._bg_half, self._bg_platforms, self._rims_floor, self._rims_platforms, self._gold) = kept
 
     def set_background(self, empty_table_bgr: np.ndarray | None) -> None:
         """The empty table, as the camera sees it (``table.jpg``). Without one, the first
@@ -891,7 +897,9 @@ class TableDetector:
                 changed = True
         if changed:
             self._rim_in_use = {s: v.copy() for s, v in self._rim_seen.items()}
-            self.set_background(self._background_bgr)
+            rims = [self._rim_seen[s] for s, _, _ in self._side_lab()]
+            self._rims_floor = RimColours(self._bg_floor, rims)
+            self._rims_platforms = [RimColours(b, rims) for b in self._bg_platforms]
 
     def _drop_platform_overhang(self, bases: Detections) -> Detections:
         """A fighter on a platform stands tall above it: its miniature projects beyond
