@@ -69,3 +69,15 @@ def test_the_fighter_taken_down_is_removed_and_the_others_stay(run):
             last[e["subject"]] = e["kind"]
     off_table = {next(iter(seen[t])) for t, kind in last.items() if kind == "removed" and seen[t]}
     assert gone and off_table == gone
+
+
+def test_treasure_pick_up_is_an_event_of_the_right_fighter(run):
+    truth, pipe, seen, _ = run
+    first = next((fr, f) for fr in truth["frames"] for f in fr["fighters"] if f["carrying"])
+    frame, carrier = first
+    token = next(k for k in truth["frames"][0]["tokens"] if k["id"] == carrier["carrying"])
+    picks = [e for e in pipe.tracker.events_as_dicts() if e["kind"] == "picked up treasure"]
+    assert len(picks) == 1
+    assert seen[picks[0]["subject"]] == {carrier["id"]}
+    assert picks[0]["token"] == f"treasure-{token['tag_id']}"
+    assert frame["frame"] <= picks[0]["frame"] <= frame["frame"] + 30  # hands may hide it for a while

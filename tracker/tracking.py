@@ -7,8 +7,10 @@ before it becomes a fighter (no phantoms from one bad frame); a fighter that is 
 seen is kept at its last position, marked occluded, while a hand is over it or for a
 grace period; after that it is removed from the table.
 
-Events (``moved``, ``placed``, ``removed``) are reported with their distances so the
-ruling log can show them.
+Events (``placed``, ``moved`` with its distance, ``removed``, ``picked up treasure``,
+``dropped treasure``, ``token placed``, ``token removed``) go to the ruling log. A
+treasure token that vanishes (not under a hand) within 1" of a fighter was picked up by
+that fighter, who carries it until a treasure token appears beside it again.
 """
 
 from __future__ import annotations
@@ -68,6 +70,9 @@ class FighterTracker:
         self._next_id = 1
         self._last_index = -1
         self._tokens: dict[str, Token] = {}
+        self._token_missing: dict[str, float] = {}  # token id -> when it was first not seen
+        self._carrying: dict[str, str] = {}  # fighter id -> treasure token id
+        self.token_grace_s = 0.5
         self._lost: list[tuple[_Track, float]] = []  # fighters recently gone, for re-identification
         self.reidentify_s = 15.0
 
@@ -83,7 +88,8 @@ class FighterTracker:
         self._last_index = index
         fighters = tuple(
             Fighter(id=t.id, side=t.side, x=float(t.xyz[0]), y=float(t.xyz[1]), z=float(t.xyz[2]),
-                    base=Base.round_mm(t.base_mm), sigma_in=float(t.sigma_in), occluded=t.occluded)
+                    base=Base.round_mm(t.base_mm), sigma_in=float(t.sigma_in), occluded=t.occluded,
+                    carrying=self._carrying.get(t.id))
             for t in self.tracks if t.confirmed)
         tokens = self._update_tokens(dets, index, time_s)
         return WorldState(frame_index=index, time_s=time_s, fighters=fighters, tokens=tokens,
@@ -208,17 +214,48 @@ class FighterTracker:
                               diameter_in=self.config.tokens[kind].diameter_in, sigma_in=float(toks.sigma_in[k]))
             if tid not in prev:
                 self.events.append(Event(index, time_s, "token placed", tid, {"x": round(x, 2), "y": round(y, 2)}))
+        for tid, tok in seen.items():
+            self._token_missing.pop(tid, None)
+            if tid not in prev and tok.kind == "treasure":
+                carrier = next((fid for fid, carried in self._carrying.items() if carried == tid), None)
+                if carrier is None:
+                    near = self._fighter_beside(tok)
+                    carrier = near.id if near is not None and near.id in self._carrying else None
+                if carrier is not None:
+                    self._carrying.pop(carrier, None)
+                    self.events.append(Event(index, time_s, "dropped treasure", carrier, {"token": tid}))
         for tid, tok in prev.items():
             if tid in seen:
                 continue
+            since = self._token_missing.setdefault(tid, time_s)
             if dets.hands:
                 seen[tid] = Token(**{**tok.__dict__, "occluded": True})
+                continue
+            if time_s - since < self.token_grace_s:
+                seen[tid] = tok  # not seen in one look: still there until it stays gone
+                continue
+            self._token_missing.pop(tid, None)
+            near = self._fighter_beside(tok)
+            if tok.kind == "treasure" and near is not None and near.id not in self._carrying:
+                # "If at any point during a move action a fighter moves within 1" of a
+                # treasure token, the fighter can pick up that treasure. Remove the token"
+                self._carrying[near.id] = tid
+                self.events.append(Event(index, time_s, "picked up treasure", near.id, {"token": tid}))
             else:
-                near = [f for f in self.tracks if f.confirmed and np.hypot(f.xyz[0] - tok.x, f.xyz[1] - tok.y) <= 1.0 + f.base_mm / MM_PER_IN / 2]
-                detail = {"next_to": near[0].id} if near else {}
-                self.events.append(Event(index, time_s, "token removed", tid, detail))
+                self.events.append(Event(index, time_s, "token removed", tid, {"next_to": near.id} if near else {}))
         self._tokens = seen
         return tuple(sorted(seen.values(), key=lambda t: t.id))
+
+    def _fighter_beside(self, tok: Token):
+        """The confirmed fighter whose base is nearest the token, if it is within 1"."""
+        best, best_d = None, np.inf
+        for f in self.tracks:
+            if not f.confirmed:
+                continue
+            d = float(np.hypot(f.xyz[0] - tok.x, f.xyz[1] - tok.y)) - f.base_mm / MM_PER_IN / 2
+            if d <= 1.0 and d < best_d:
+                best, best_d = f, d
+        return best
 
     def _new_token_id(self, kind: str, prev: dict, seen: dict) -> str:
         n = 1
