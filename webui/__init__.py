@@ -64,7 +64,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     db_path = Path(app.config["DATABASE"])
     db_path.parent.mkdir(parents=True, exist_ok=True)
 
-    from . import api, auth, db, errors, views
+    from . import api, auth, calib, db, errors, judge_api, views
 
     db.init_app(app)
     db.ensure_db(str(db_path))
@@ -72,6 +72,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     errors.register(app)
     app.register_blueprint(views.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(__import__(f"{__name__}.fighters_api", fromlist=["bp"]).bp)  # fighter states (#8)
+    app.register_blueprint(judge_api.bp)
+    app.register_blueprint(calib.bp)
 
     if app.config["START_PLAYER"]:
         start_player(app)
@@ -118,10 +121,12 @@ def start_player(app: Flask):
                         stream_width=int(app.config["STREAM_WIDTH"]), realtime=bool(app.config["REALTIME"]))
     # The overlay starts with the control stored for the current game.
     with app.app_context():
+        from .adjust import load
         from .db import control_of, current_game, get_db
 
-        player.set_control(control_of(current_game(get_db(), source=app.config["SOURCE"],
-                                                   footage=app.config["FOOTAGE"])))
+        game = current_game(get_db(), source=app.config["SOURCE"], footage=app.config["FOOTAGE"])
+        player.set_control(control_of(game))
+        player.set_adjustments(load(get_db(), game["id"]))  # roster and corrections survive restarts
     app.extensions[PLAYER_KEY] = player.start()
     # Stop the threads before the interpreter goes (OpenCV aborts if a capture is torn
     # down under a running thread), e.g. after ``flask --app webui init-db``.

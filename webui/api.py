@@ -11,7 +11,8 @@ GET  /api/state                           frame_index, time_s, game_id, battle_r
                                           source{spec,live,running,error}, sides[],
                                           stream{width,height,scale,layers},
                                           pixels{fighters{id:[u,v,r]},tokens{id:[u,v]}},
-                                          auth{token_required}
+                                          auth{token_required}, roster{fighters[],
+                                          assignments{id:name}, corrections[]}
 POST /api/round/end  {"battle_round"?: n}  201: id/ruling_id, game_id, ended_round,
                                           battle_round (now), game_over, frame_index,
                                           time_s, previous_control, control,
@@ -27,6 +28,10 @@ GET  /api/game, /api/games                the current game / every game
 POST /api/game/new  {}                    201: a new game (round 1, no control)
 GET  /api/games/<id>/export.json?embed=0|1  game + rulings (+ base64 snapshots)
 ========================================  =============================================
+
+Roster, assignments and judge corrections: :mod:`webui.judge_api`; the calibration page
+and its API: :mod:`webui.calib`. The state served here, measured and ruled on is the
+tracker's with the roster names and the corrections in force applied.
 
 State-changing requests (POST) must be JSON and, when JUDGE_TOKEN is set, carry it.
 """
@@ -152,6 +157,30 @@ def ruling_json(row: sqlite3.Row, *, with_state: bool = False, external: bool = 
     return d
 
 
+def refresh_adjustments(db: sqlite3.Connection, game_id: int | None = None):
+    """Reload the roster, assignments and corrections in force from SQLite and hand
+    them to the live player; returns them."""
+    from .adjust import load
+
+    adjust = load(db, this_game(db)["id"] if game_id is None else game_id)
+    player = get_player(current_app)
+    if player is not None:
+        player.set_adjustments(adjust)
+    return adjust
+
+
+def roster_summary(player) -> dict[str, Any]:
+    adjust = player.adjustments
+    if adjust is None:
+        return {"fighters": [], "assignments": {}, "corrections": []}
+    return {"fighters": [rf.to_dict() | {"assigned_to": next((k for k, v in adjust.assignments.items()
+                                                                 if v == rf.name), None)}
+                         for rf in adjust.roster.values()],
+            "assignments": dict(adjust.assignments),
+            "corrections": [{"id": c.id, "fighter": c.fighter, "action": c.action, **c.params}
+                            for c in adjust.corrections]}
+
+
 def sides_json() -> list[dict[str, Any]]:
     player = get_player(current_app)
     if player is None:
@@ -166,16 +195,17 @@ def state():
     player = the_player()
     latest = the_latest(player)
     r = latest.result
-    st = r.state
+    st = player.view_state(latest)
     game = this_game(get_db())
     control = control_of(game)
-    projected = latest.cache.get(("projected", json.dumps(control, sort_keys=True)))
+    pkey = ("projected", json.dumps(control, sort_keys=True), player._version())
+    projected = latest.cache.get(pkey)
     if projected is None:
         try:
             projected, _ = objective_control(st, control, game["battle_round"])
         except ApiError:
             projected = None  # no rules core
-        latest.cache[("projected", json.dumps(control, sort_keys=True))] = projected
+        latest.cache[pkey] = projected
     body = {
         "frame_index": r.index,
         "time_s": round(float(r.time_s), 4),
@@ -197,6 +227,7 @@ def state():
                    "scale": latest.scale, "layers": list(LAYERS)},
         "pixels": {"fighters": player.fighter_pixels(latest), "tokens": player.token_pixels(latest)},
         "auth": {"token_required": token_required()},
+        "roster": roster_summary(player),
     }
     return jsonify(body)
 
@@ -223,9 +254,10 @@ def end_round():
         if asked != rnd:
             raise ApiError(409, f"battle round {asked} is not the current round ({rnd}); reload the page")
     previous = control_of(game)
-    control, rulings = objective_control(latest.result.state, previous, rnd)
-    snapshot = player.evidence_jpeg(latest, control)
-    state_json = json.dumps(jsonable(latest.result.state.to_dict()))
+    st = player.view_state(latest)  # with the roster and the judges' corrections
+    control, rulings = objective_control(st, previous, rnd)
+    snapshot = player.evidence_jpeg(latest, control, state=st)
+    state_json = json.dumps(jsonable(st.to_dict()))
     db.execute("BEGIN IMMEDIATE")
     try:
         again = db.execute("SELECT battle_round, ended_at FROM games WHERE id = ?", (game["id"],)).fetchone()
@@ -249,7 +281,6 @@ def end_round():
     player.set_control(control)
     row = db.execute("SELECT * FROM rulings WHERE id = ?", (cur.lastrowid,)).fetchone()
     body = ruling_json(row)
-    st = latest.result.state
     warnings = []
     if st.hands_over_table:
         warnings.append("hands were over the table in this frame: check the picture")
@@ -313,7 +344,7 @@ def measure_route():
     thr = None if threshold in (None, "") else float_arg(threshold, "threshold")
     player = the_player()
     latest = the_latest(player)
-    out = measure(latest.result.state, a, b, thr)
+    out = measure(player.view_state(latest), a, b, thr)
     out["frame_index"] = latest.result.index
     # where the measured segment lies in the streamed picture (for the page to draw it)
     uv = player.annotator.project(np.array([out["from_point"], out["to_point"]], float), latest.scale)
@@ -341,6 +372,7 @@ def game_new():
     player = get_player(current_app)
     if player is not None:
         player.set_control({})
+    refresh_adjustments(get_db(), row["id"])  # corrections belong to a game; the roster stays
     return jsonify(game_json(row)), 201
 
 

@@ -21,7 +21,9 @@ def connect(path: str) -> sqlite3.Connection:
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA foreign_keys=ON")
-    db.execute("PRAGMA synchronous=NORMAL")
+    # FULL: a ruling or correction answered with 2xx is on disk (fsync at each commit),
+    # not only safe from a crashed server but from a power cut too.
+    db.execute("PRAGMA synchronous=FULL")
     return db
 
 
@@ -39,6 +41,9 @@ def close_db(e: BaseException | None = None) -> None:
 
 SCHEMA = """\
 -- Tabletop tracker web UI: games and their end-of-round rulings (with JPEG evidence).
+DROP TABLE IF EXISTS corrections;
+DROP TABLE IF EXISTS assignments;
+DROP TABLE IF EXISTS roster;
 DROP TABLE IF EXISTS rulings;
 DROP TABLE IF EXISTS games;
 
@@ -67,7 +72,46 @@ CREATE TABLE rulings (
 );
 
 CREATE INDEX rulings_game ON rulings (game_id, battle_round);
+""" + """
+-- The imported roster (one warband list per side, replaced by each import) and which
+-- detected base (tracker fighter id) is which roster fighter.
+CREATE TABLE IF NOT EXISTS roster (
+  name TEXT PRIMARY KEY,
+  side INTEGER NOT NULL,
+  base_mm TEXT NOT NULL,
+  runemarks TEXT NOT NULL DEFAULT '[]',
+  move INTEGER,
+  wounds INTEGER,
+  position INTEGER NOT NULL DEFAULT 0,
+  imported_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS assignments (
+  fighter TEXT PRIMARY KEY,
+  roster_name TEXT NOT NULL UNIQUE REFERENCES roster (name) ON DELETE CASCADE,
+  assigned_at TEXT NOT NULL,
+  assigned_by TEXT NOT NULL
+);
+
+-- Judge corrections of misdetections: move / remove / side, in force until undone.
+CREATE TABLE IF NOT EXISTS corrections (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  game_id INTEGER NOT NULL REFERENCES games (id),
+  created_at TEXT NOT NULL,
+  created_by TEXT NOT NULL,
+  fighter TEXT NOT NULL,
+  action TEXT NOT NULL CHECK (action IN ('move', 'remove', 'side')),
+  params TEXT NOT NULL DEFAULT '{}',
+  note TEXT NOT NULL DEFAULT '',
+  undone_at TEXT,
+  undone_by TEXT
+);
+
+CREATE INDEX IF NOT EXISTS corrections_game ON corrections (game_id, undone_at);
 """
+
+#: Tables added after the first release: created in an existing database on start.
+ADDED_TABLES = SCHEMA[SCHEMA.index("-- The imported roster"):]
 
 
 def _schema() -> str:
@@ -88,7 +132,9 @@ def ensure_db(path: str) -> None:
         have = db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='games'").fetchone()
         if have is None:
             db.executescript(_schema())
-            db.commit()
+        else:
+            db.executescript(ADDED_TABLES)
+        db.commit()
     finally:
         db.close()
 

@@ -7,6 +7,13 @@ the newest frame. When processing is slower than the source, the frames it had n
 for are dropped (and counted), never queued, so the overlay never lags behind the table.
 Everything the request threads read goes through one lock; a
 :class:`threading.Condition` wakes the MJPEG streams on each new frame.
+
+The video streams at the source's rate, not the processing rate: each frame read is
+shown with the overlay of the newest processed state (``wait_video`` / ``video_jpeg``),
+annotated and JPEG-encoded once per frame and layer set whatever the number of viewers.
+Judges' roster assignments and corrections (:mod:`webui.adjust`) are applied to every
+state shown (``view_state``); ``call_in_pipeline`` runs a change to the pipeline (a new
+table pose) on the processing thread between two frames.
 """
 
 from __future__ import annotations
@@ -38,6 +45,21 @@ class Latest:
     scale: float  # small / camera image
     wall_time: float
     cache: dict = field(default_factory=dict, compare=False)
+    lock: Any = field(default_factory=threading.Lock, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class VideoFrame:
+    """One frame of the source as read (every frame, processed or not): the stream
+    shows each with the overlay of the newest processed state, so the video plays at
+    the source's rate even when the pipeline is slower."""
+
+    seq: int
+    index: int
+    time_s: float
+    frame: np.ndarray
+    cache: dict = field(default_factory=dict, compare=False)
+    lock: Any = field(default_factory=threading.Lock, compare=False, repr=False)
 
 
 class LivePlayer:
@@ -59,7 +81,10 @@ class LivePlayer:
         self._mailbox: tuple[int, float, np.ndarray] | None = None
         self._source_done = False
         self._latest: Latest | None = None
+        self._video: VideoFrame | None = None
         self._control: dict[str, int | None] = {}
+        self._adjust = None  # webui.adjust.Adjustments: roster and judge corrections
+        self._calls: deque = deque()  # work to run on the processing thread between frames
         self._done_times: deque[float] = deque(maxlen=30)
         self.processed = 0
         self.dropped = 0
@@ -114,6 +139,7 @@ class LivePlayer:
                     if self._mailbox is not None:
                         self.dropped += 1  # processing is behind: drop, never queue
                     self._mailbox = (index, t, frame)
+                    self._video = VideoFrame((self._video.seq if self._video else 0) + 1, index, t, frame)
                     self._cond.notify_all()
                 if not self.realtime:  # as fast as processing goes, nothing dropped
                     with self._cond:
@@ -139,14 +165,43 @@ class LivePlayer:
                         self._cond.wait(0.5)
                     item, self._mailbox = self._mailbox, None
                     self._cond.notify_all()
+                self._run_calls()
                 if item is None:
                     break  # source ended (or stop)
                 index, t, frame = item
                 self._process(frame, index, t)
         finally:
             self.finished = True
+            self._run_calls()
             with self._cond:
                 self._cond.notify_all()
+
+    def _run_calls(self) -> None:
+        while True:
+            try:
+                fn, done, out = self._calls.popleft()
+            except IndexError:
+                return
+            try:
+                out["value"] = fn(self.pipeline)
+            except BaseException as e:  # noqa: BLE001 - handed back to the caller
+                out["error"] = e
+            done.set()
+
+    def call_in_pipeline(self, fn, timeout: float = 10.0):
+        """Run ``fn(pipeline)`` on the processing thread between two frames (so the
+        pipeline is never changed under its feet) and return its value."""
+        done, out = threading.Event(), {}
+        self._calls.append((fn, done, out))
+        with self._cond:
+            self._cond.notify_all()
+        if self.finished or not self.running:
+            self._run_calls()
+        if not done.wait(timeout):
+            raise TimeoutError("the live pipeline did not get to the request in time")
+        if "error" in out:
+            raise out["error"]
+        return out.get("value")
 
     def _process(self, frame: np.ndarray, index: int, t: float) -> None:
         try:
@@ -190,6 +245,72 @@ class LivePlayer:
                 self._cond.wait(left)
         return None
 
+    def wait_video(self, after_seq: int, timeout: float = 1.0) -> tuple[VideoFrame, Latest] | None:
+        """The first source frame newer than ``after_seq`` once a frame has been
+        processed, with the newest processed frame (None on timeout or when stopped)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self._stop.is_set():
+                v, latest = self._video, self._latest
+                if v is not None and latest is not None and v.seq > after_seq:
+                    if v.index < latest.result.index:  # (never show a frame older than the state)
+                        v = VideoFrame(v.seq, latest.result.index, latest.result.time_s, latest.result.frame)
+                    return v, latest
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.finished and self._latest is not None):
+                    return None
+                self._cond.wait(left)
+        return None
+
+    def video_jpeg(self, video: VideoFrame, latest: Latest, layers: Iterable[str] = DEFAULT_LAYERS) -> bytes:
+        """``video`` resized for streaming with the overlay of ``latest``'s state, as
+        JPEG: encoded once per frame and layer set however many viewers ask at once
+        (the first does the work, the others wait for it)."""
+        control = self.control
+        key = (frozenset(layers), tuple(sorted(control.items(), key=lambda kv: kv[0])), self._version(), latest.seq)
+        got = video.cache.get(key)
+        if got is not None:
+            return got
+        with video.lock:
+            got = video.cache.get(key)
+            if got is None:
+                img, idx = self._overlay(latest, key)
+                if video.index != latest.result.index:
+                    # the overlay drawn once per processed frame, pasted on this one
+                    frame = video.frame
+                    h, w = frame.shape[:2]
+                    small = frame.copy() if latest.scale == 1.0 else cv2.resize(
+                        frame, (round(w * latest.scale), round(h * latest.scale)), interpolation=cv2.INTER_AREA)
+                    if small.shape == img.shape:
+                        flat = small.reshape(-1, 3)
+                        flat[idx] = img.reshape(-1, 3)[idx]
+                        img = small
+                ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality])
+                got = buf.tobytes() if ok else b""
+                if len(video.cache) > 8:
+                    video.cache.clear()
+                video.cache[key] = got
+        return got
+
+    def _overlay(self, latest: Latest, key: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """``latest``'s picture with the overlay drawn, and the flat indices of the pixels
+        the overlay changed (annotating costs ~4x pasting: done once per processed frame)."""
+        okey = ("overlay",) + key
+        got = latest.cache.get(okey)
+        if got is None:
+            with latest.lock:
+                got = latest.cache.get(okey)
+                if got is None:
+                    img = self.annotator.annotate(latest.small, self.view_state(latest), dict(key[1]), key[0],
+                                                  scale=latest.scale)
+                    d = cv2.absdiff(img, latest.small)
+                    b, g, r = cv2.split(d)
+                    idx = np.flatnonzero(cv2.bitwise_or(cv2.bitwise_or(b, g), r))
+                    for k in [k for k in latest.cache if isinstance(k, tuple) and k and k[0] == "overlay"][:-3]:
+                        latest.cache.pop(k, None)  # a few layer sets at most
+                    got = latest.cache[okey] = (img, idx)
+        return got
+
     def wait_first(self, timeout: float = 30.0) -> Latest | None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -230,33 +351,69 @@ class LivePlayer:
         with self._lock:
             return dict(self._control)
 
+    def set_adjustments(self, adjust) -> None:
+        """Roster assignments and judge corrections to apply to every state shown
+        (a newer ``version`` only: a slower request never puts back older ones)."""
+        with self._lock:
+            if self._adjust is None or adjust.version >= self._adjust.version:
+                self._adjust = adjust
+
+    @property
+    def adjustments(self):
+        with self._lock:
+            return self._adjust
+
+    def view_state(self, latest: Latest):
+        """The world state of ``latest`` as the judges have it: the tracker's, with the
+        roster names and corrections applied (what the page, overlay and rulings use)."""
+        adjust = self.adjustments
+        if adjust is None or adjust.empty:
+            return latest.result.state
+        key = ("view", adjust.version)
+        got = latest.cache.get(key)
+        if got is None:
+            got = latest.cache[key] = adjust.apply(latest.result.state)
+        return got
+
+    def _version(self) -> int:
+        adjust = self.adjustments
+        return 0 if adjust is None or adjust.empty else adjust.version
+
     def jpeg(self, latest: Latest, layers: Iterable[str] = DEFAULT_LAYERS,
              lines: tuple = ()) -> bytes:
         """The streamed frame of ``latest`` with ``layers`` drawn, as JPEG (cached per
         frame and layer set, so many viewers cost one encode)."""
         control = self.control
-        key = (frozenset(layers), tuple(sorted(control.items(), key=lambda kv: kv[0])), lines)
+        key = (frozenset(layers), tuple(sorted(control.items(), key=lambda kv: kv[0])), lines, self._version())
         got = latest.cache.get(key)
-        if got is None:
-            img = self.annotator.annotate(latest.small, latest.result.state, control, key[0],
-                                          scale=latest.scale, lines=lines)
-            ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality])
-            got = buf.tobytes() if ok else b""
-            if len(latest.cache) > 8:
-                latest.cache.clear()
-            latest.cache[key] = got
+        if got is not None:
+            return got
+        with latest.lock:  # one encode, however many viewers ask at the same moment
+            got = latest.cache.get(key)
+            if got is None:
+                img = self.annotator.annotate(latest.small, self.view_state(latest), control, key[0],
+                                              scale=latest.scale, lines=lines)
+                ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality])
+                got = buf.tobytes() if ok else b""
+                if len(latest.cache) > 8:
+                    for k in [k for k in latest.cache if isinstance(k, tuple) and len(k) == 4 and isinstance(k[0], frozenset)]:
+                        latest.cache.pop(k, None)
+                latest.cache[key] = got
         return got
 
-    def evidence_jpeg(self, latest: Latest, control: dict[str, int | None], quality: int = 88) -> bytes:
+    def evidence_jpeg(self, latest: Latest, control: dict[str, int | None], quality: int = 88,
+                      state=None) -> bytes:
         """Full-resolution frame with every layer drawn: the picture kept with a ruling."""
-        img = self.annotator.annotate(latest.result.frame, latest.result.state, control)
+        img = self.annotator.annotate(latest.result.frame, state if state is not None else self.view_state(latest),
+                                      control)
         ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
         return buf.tobytes() if ok else b""
 
     def fighter_pixels(self, latest: Latest) -> dict[str, list[float]]:
-        got = latest.cache.get("pixels")
+        key = ("pixels", self._version())
+        got = latest.cache.get(key)
         if got is None:
-            got = latest.cache["pixels"] = self.annotator.fighter_pixels(latest.result.state, latest.scale)
+            got = latest.cache[key] = self.annotator.fighter_pixels(self.view_state(latest), latest.scale)
         return got
 
     def token_pixels(self, latest: Latest) -> dict[str, list[float]]:

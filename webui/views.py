@@ -1,5 +1,7 @@
-"""Pages: the live overlay, the MJPEG stream with the overlay drawn server-side, a single
-JPEG of the table, and a game's printable report."""
+"""Pages: the live overlay, the MJPEG stream with the overlay drawn server-side (every
+source frame, with the newest processed state's overlay; ``X-Frame-Index`` is the
+frame shown, ``X-State-Frame-Index`` the frame the overlay was computed on), a single
+JPEG of the table, and a game's printable report. The calibration page: webui.calib."""
 
 from __future__ import annotations
 
@@ -49,17 +51,22 @@ def stream():
         limit = int(max_frames)
 
     def gen():
+        # Every source frame, at the source's rate, with the overlay of the newest
+        # processed state (processing may be slower than the camera): one JPEG per frame
+        # and layer set, shared by every viewer.
         seq, sent = 0, 0
         while limit is None or sent < limit:
-            latest = player.wait_next(seq, timeout=2.0)
-            if latest is None:
-                if not player.running and (player.finished or not player.running):
+            got = player.wait_video(seq, timeout=2.0)
+            if got is None:
+                if not player.running:
                     return
                 continue
-            seq = latest.seq
-            jpg = player.jpeg(latest, layers)
+            video, latest = got
+            seq = video.seq
+            jpg = player.video_jpeg(video, latest, layers)
             yield (f"--{BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: {len(jpg)}\r\n"
-                   f"X-Frame-Index: {latest.result.index}\r\n\r\n").encode() + jpg + b"\r\n"
+                   f"X-Frame-Index: {video.index}\r\nX-State-Frame-Index: {latest.result.index}\r\n\r\n").encode() \
+                + jpg + b"\r\n"
             sent += 1
 
     return Response(stream_with_context(gen()), mimetype=f"multipart/x-mixed-replace; boundary={BOUNDARY}",

@@ -57,7 +57,7 @@
     $("fighters").innerHTML = idx.map((i) =>
       `<div class="side" data-side="${i}">${swatch(i)}<b>${esc(sideName(i))}</b> (${bySide[i].length})<ul>` +
       bySide[i].map((f) => `<li class="${f.occluded ? "occluded" : ""}" title="x ${f.x.toFixed(2)} y ${f.y.toFixed(2)} z ${f.z.toFixed(2)}">` +
-        `${esc(f.id)}${f.occluded ? " (hidden)" : ""}${f.carrying ? " ◆" : ""}</li>`).join("") +
+        `${esc(f.id)}${f.name ? " " + esc(f.name) : ""}${f.occluded ? " (hidden)" : ""}${f.carrying ? " ◆" : ""}</li>`).join("") +
       `</ul></div>`).join("") || "<p class='hint'>No fighters seen.</p>";
   }
   function renderStatus(s) {
@@ -104,6 +104,8 @@
       $("report-link").href = `/games/${s.game_id}/report`;
       $("export-link").href = `/api/games/${s.game_id}/export.json`;
       renderControl(s.control, s.projected_control);
+      renderRoster(s.roster);
+      renderSideChoice(s.sides);
       renderFighters(s.state);
       renderStatus(s);
       drawJudge();
@@ -139,7 +141,7 @@
 
   $("new-game").addEventListener("click", async () => {
     if (!confirm("Start a new game? The rulings so far stay in the log.")) return;
-    try { await api("POST", "/api/game/new", {}); $("round-rulings").innerHTML = ""; refreshLog(); }
+    try { await api("POST", "/api/game/new", {}); $("round-rulings").innerHTML = ""; refreshLog(); refreshCorrections(); }
     catch (e) { $("end-round-msg").textContent = e.message; }
   });
 
@@ -179,6 +181,7 @@
     const rect = img.getBoundingClientRect();
     const u = (ev.clientX - rect.left) * img.naturalWidth / rect.width;
     const v = (ev.clientY - rect.top) * img.naturalHeight / rect.height;
+    if (armed) { await armedClick(u, v); return; }
     const id = hit(u, v);
     const out = $("measure");
     if (!id) { out.textContent = "Nothing there: click on a base or a token."; return; }
@@ -223,9 +226,123 @@
     }
   }
 
+  // -- roster: import, then click a roster fighter and its base ------------------------
+  let armed = null;         // {kind: "assign", name} | {kind: "move"|"remove"|"side", fighter?}
+  function setArmed(a, text) {
+    armed = a;
+    for (const li of document.querySelectorAll("#roster li")) li.classList.toggle("armed", !!a && a.kind === "assign" && li.dataset.roster === a.name);
+    for (const b of document.querySelectorAll("button.mode")) b.classList.toggle("armed", !!a && b.dataset.mode === a.kind);
+    if (text !== undefined) $(a && a.kind === "assign" ? "roster-msg" : "fix-msg").textContent = text;
+  }
+  let rosterKey = "";
+  function renderRoster(r) {
+    if (!r) return;
+    const key = JSON.stringify(r.fighters) + JSON.stringify(armed);
+    if (key === rosterKey) return;
+    rosterKey = key;
+    $("roster").innerHTML = r.fighters.map((f) =>
+      `<li data-testid="roster-fighter" data-roster="${esc(f.name)}" class="${armed && armed.kind === "assign" && armed.name === f.name ? "armed" : ""}" ` +
+      `title="base ${esc(f.base_mm)} mm; runemarks: ${esc(f.runemarks.join(", ") || "none")}">` +
+      `${swatch(f.side)}<b>${esc(f.name)}</b> <span class="hint">M${f.move ?? "–"} W${f.wounds ?? "–"}</span>` +
+      `<span class="as">${f.assigned_to ? "→ " + esc(f.assigned_to) : "unassigned"}</span></li>`).join("") ||
+      "<li class='hint'>No roster imported.</li>";
+  }
+  $("roster").addEventListener("click", (ev) => {
+    const li = ev.target.closest("li[data-roster]");
+    if (!li) return;
+    if (armed && armed.kind === "assign" && armed.name === li.dataset.roster) { setArmed(null, ""); rosterKey = ""; return; }
+    setArmed({kind: "assign", name: li.dataset.roster}, `Click ${li.dataset.roster}'s base on the video.`);
+  });
+  $("roster-import").addEventListener("click", async () => {
+    const file = $("roster-file").files[0];
+    const msg = $("roster-msg");
+    msg.className = "msg";
+    if (!file) { msg.textContent = "Choose a roster file (YAML or JSON) first."; return; }
+    try {
+      const r = await api("POST", "/api/roster", {text: await file.text()});
+      msg.textContent = `Imported ${r.imported} fighters.` +
+        (r.dropped_assignments.length ? ` Unassigned: ${r.dropped_assignments.join(", ")}.` : "");
+      rosterKey = "";
+      renderRoster(r);
+    } catch (e) { msg.className = "msg err"; msg.textContent = e.message; }
+  });
+
+  // -- judge corrections: pick an action, click the base (and for a move, where it is) --
+  let sidesKey = "";
+  function renderSideChoice(list) {
+    const key = JSON.stringify(list);
+    if (key === sidesKey) return;
+    sidesKey = key;
+    $("fix-side-to").innerHTML = list.map((sd) => `<option value="${sd.index}">to ${esc(sd.colour)}</option>`).join("");
+  }
+  for (const b of document.querySelectorAll("button.mode")) {
+    b.addEventListener("click", () => {
+      if (armed && armed.kind === b.dataset.mode) { setArmed(null, ""); return; }
+      setArmed({kind: b.dataset.mode}, b.dataset.mode === "move" ? "Click the misplaced base, then where it really is."
+        : `Click the base to ${b.dataset.mode === "remove" ? "remove" : "give to the other side"}.`);
+    });
+  }
+  async function armedClick(u, v) {
+    const a = armed;
+    if (a.kind === "move" && a.fighter) {
+      await correct({fighter: a.fighter, action: "move", pixel: [Math.round(u * 10) / 10, Math.round(v * 10) / 10]});
+      return;
+    }
+    const id = hit(u, v);
+    const msgId = a.kind === "assign" ? "roster-msg" : "fix-msg";
+    if (!id || !(id in last.pixels.fighters)) { $(msgId).textContent = "No base there: click on a fighter's base."; return; }
+    if (a.kind === "assign") {
+      const msg = $("roster-msg");
+      try {
+        const r = await api("POST", "/api/roster/assign", {fighter: id, roster: a.name});
+        msg.className = "msg";
+        msg.textContent = `${r.roster} is ${r.fighter}.` + (r.warnings.length ? " ⚠ " + r.warnings.join("; ") : "");
+      } catch (e) { msg.className = "msg err"; msg.textContent = e.message; }
+      setArmed(null);
+      rosterKey = "";
+      return;
+    }
+    if (a.kind === "move") { setArmed({kind: "move", fighter: id}, `Now click where ${id} really is.`); return; }
+    if (a.kind === "remove") await correct({fighter: id, action: "remove"});
+    else await correct({fighter: id, action: "side", side: Number($("fix-side-to").value)});
+  }
+  async function correct(body) {
+    const msg = $("fix-msg");
+    try {
+      const c = await api("POST", "/api/corrections", body);
+      msg.className = "msg";
+      msg.textContent = `Correction ${c.id}: ${describe(c)}.`;
+    } catch (e) { msg.className = "msg err"; msg.textContent = e.message; }
+    setArmed(null);
+    refreshCorrections();
+  }
+  function describe(c) {
+    if (c.action === "move") return `${c.fighter} moved to (${Number(c.x).toFixed(1)}, ${Number(c.y).toFixed(1)})`;
+    if (c.action === "side") return `${c.fighter} is ${sideName(c.side)}`;
+    return `${c.fighter} removed`;
+  }
+  async function refreshCorrections() {
+    try {
+      const data = await api("GET", "/api/corrections");
+      $("corrections").innerHTML = data.corrections.map((c) =>
+        `<li data-testid="correction" data-id="${c.id}" class="${c.active ? "" : "undone"}" title="${esc(c.note || "")}">` +
+        `${esc(c.created_at.slice(11, 19))} ${esc(c.by)}: ${esc(describe(c))}` +
+        (c.active ? ` <button type="button" class="undo link" data-undo="${c.id}">undo</button>` : ` (undone by ${esc(c.undone_by)})`) +
+        `</li>`).join("");
+    } catch (e) { /* shown by the state poll */ }
+  }
+  $("corrections").addEventListener("click", async (ev) => {
+    const b = ev.target.closest("button[data-undo]");
+    if (!b) return;
+    try { await api("POST", `/api/corrections/${b.dataset.undo}/undo`, {}); }
+    catch (e) { $("fix-msg").textContent = e.message; }
+    refreshCorrections();
+  });
+
   // for debugging from the console (and the browser test): the last state the page drew
   window.tabletracker = {get state() { return last; }};
 
   poll();
   refreshLog();
+  refreshCorrections();
 })();
