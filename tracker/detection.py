@@ -315,7 +315,7 @@ class TableDetector:
         self.px_per_in = px_per_in or self._native_px_per_in()
         self.terrain: tuple[TerrainPiece, ...] = tuple(terrain)
         self.timings_ms: dict[str, float] = {}
-        self.score_threshold = 0.08  # ring correlation: generous, candidates are fitted next
+        self.score_threshold = 0.06  # ring correlation: generous, candidates are fitted next
         self.tokens_every = 1  # look for tokens in every n-th full detection (the tracker holds them between)
         self._full_count = 0
         self._last_tokens = Detections()
