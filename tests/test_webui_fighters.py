@@ -149,3 +149,17 @@ def test_judge_token_and_no_live_view(tmp_path, footage):
     assert c.get("/api/fighters/control").status_code == 503
     log = rows(dbfile)
     assert [(r["action"], r["who"], r["battle_round"]) for r in log] == [("new-round", "judge", 2)]
+
+
+def test_a_fighter_taken_down_leaves_the_round_end_control_counts(live_app):
+    app = live_app(FIGHTER_WOUNDS={})
+    c = app.test_client()
+    fighters = c.get("/api/fighters/state").get_json()["fighters"]
+    victim = next(f for f in fighters if f["on_table"])["id"]
+    assert post(c, f"/api/fighters/{victim}/wounds", {"wounds": 1}).status_code == 200
+    assert post(c, f"/api/fighters/{victim}/damage", {"n": 1}).get_json()["fighter"]["taken_down"]
+    r = post(c, "/api/round/end")
+    assert r.status_code == 201
+    stored = c.get(f"/api/rulings/{r.get_json()['ruling_id']}").get_json()
+    ids = {f["id"] for f in stored["state"]["fighters"]}
+    assert victim not in ids and ids  # ruled on without the taken-down fighter, with the others

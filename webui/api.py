@@ -255,6 +255,11 @@ def end_round():
             raise ApiError(409, f"battle round {asked} is not the current round ({rnd}); reload the page")
     previous = control_of(game)
     st = player.view_state(latest)  # with the roster and the judges' corrections
+    # Fighters taken down (damage reached their Wounds, #8) leave the control counts.
+    from tracker.fighter_state import in_play
+
+    from .fighters_api import current_states, fighter_db
+    st = in_play(st, current_states(fighter_db(), game, st))
     control, rulings = objective_control(st, previous, rnd)
     snapshot = player.evidence_jpeg(latest, control, state=st)
     state_json = json.dumps(jsonable(st.to_dict()))
