@@ -80,9 +80,16 @@ def test_overlay_page_plays_and_ends_a_round(browser, live_app, serve_app, tmp_p
         k = box["width"] / stream_w
         (a, (ua, va, _)), (b, (ub, vb, _)) = list(pix.items())[:2]
         page.mouse.click(box["x"] + ua * k, box["y"] + va * k)
+        # one fighter alone: may it pick up treasure, must it test for falling
+        page.wait_for_function("document.getElementById('measure').textContent.includes('falling test')",
+                               timeout=15_000)
+        assert "pick up treasure" in page.inner_text("#measure")
         page.mouse.click(box["x"] + ub * k, box["y"] + vb * k)
         page.wait_for_function("document.getElementById('measure').textContent.includes('±')", timeout=15_000)
         assert f"{a} → {b}" in page.inner_text("#measure")
+        # the timeline lists what happened on the table
+        page.wait_for_selector("[data-testid=timeline] li", timeout=10_000)
+        assert "placed" in page.inner_text("[data-testid=timeline]")
         assert errors == [], errors
 
         shot = os.environ.get("TABLETRACKER_SCREENSHOT")

@@ -24,6 +24,8 @@ GET  /api/rulings/<id>/snapshot.jpg       the JPEG evidence (whole frame, all la
 GET  /api/measure?from=&to=&threshold=    distance_in, horizontal_in, vertical_in,
                                           margin_in (1 sigma), verdict (with threshold),
                                           from_point, to_point, pixels, cover (fighters)
+GET  /api/fighter/<id>/rulings            treasure (nearest token: may it be picked up) and
+                                          falling (must it test if targeted now) rulings
 GET  /api/game, /api/games                the current game / every game
 POST /api/game/new  {}                    201: a new game (round 1, no control)
 GET  /api/games/<id>/export.json?embed=0|1  game + rulings (+ base64 snapshots)
@@ -53,7 +55,7 @@ from . import get_player
 from .auth import token_required
 from .db import control_of, current_game, get_db, new_game, now_iso
 from .errors import ApiError
-from .judge import measure, objective_control
+from .judge import fighter_rulings, measure, objective_control
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -354,6 +356,16 @@ def measure_route():
     # where the measured segment lies in the streamed picture (for the page to draw it)
     uv = player.annotator.project(np.array([out["from_point"], out["to_point"]], float), latest.scale)
     out["pixels"] = uv.round(1).tolist() if np.all(np.isfinite(uv)) else None
+    return jsonify(jsonable(out))
+
+
+@bp.get("/fighter/<fighter_id>/rulings")
+def fighter_rulings_route(fighter_id: str):
+    """Judge tool: click a fighter → treasure eligibility and the falling test."""
+    player = the_player()
+    latest = the_latest(player)
+    out = fighter_rulings(player.view_state(latest), fighter_id)
+    out["frame_index"] = latest.result.index
     return jsonify(jsonable(out))
 
 

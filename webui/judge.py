@@ -104,3 +104,24 @@ def cover_ruling(state: WorldState, attacker: str, target: str) -> dict[str, Any
     except ImportError:
         return None
     return cover(state, attacker, target).to_dict()
+
+
+def fighter_rulings(state: WorldState, fighter_id: str) -> dict[str, Any]:
+    """What a judge asks of one fighter: may it pick up the nearest treasure (within 1"
+    now, not carrying, not a Monster or Beast), and must it take a falling test if it is
+    targeted now (within ½" of an open platform edge, or left on stairs or a ladder)."""
+    from tracker.rules.measure import distance
+    from tracker.rules.terrain import falling_test
+    from tracker.rules.treasure import pick_up
+
+    f = find(state, fighter_id)
+    if not isinstance(f, Fighter):
+        raise ApiError(400, f"'{fighter_id}' is a token; click a fighter")
+    out: dict[str, Any] = {"fighter": fighter_id, "carrying": f.carrying, "treasure": None,
+                           "falling": falling_test(state, fighter_id).to_dict()}
+    treasure = [t for t in state.tokens if t.kind == "treasure" and not t.occluded]
+    if treasure:
+        nearest = min(treasure, key=lambda t: distance(f, t))
+        out["treasure"] = pick_up(state, fighter_id, nearest.id).to_dict()
+    return out
+

@@ -90,6 +90,20 @@
         (r.snapshot_url ? ` <a href="${esc(r.snapshot_url)}" target="_blank">picture</a>` : "") + `</li>`).join("");
     } catch (e) { /* shown by the state poll */ }
   }
+  // What happened on the table, newest first: the tracker's events (placed, moved with
+  // its distance, removed, treasure picked up or dropped, tokens placed or removed).
+  function renderTimeline(state) {
+    const events = ((state && state.extra && state.extra.events) || []).slice(-12).reverse();
+    const word = (e) => {
+      const d = e.distance_in !== undefined ? ` ${Number(e.distance_in).toFixed(2)}"` : "";
+      const tok = e.token ? ` ${e.token}` : "";
+      const next = e.next_to ? ` (next to ${e.next_to})` : "";
+      return `${e.subject} ${e.kind}${d}${tok}${next}`;
+    };
+    $("timeline").innerHTML = events.map((e) =>
+      `<li><span class="hint">${Number(e.time_s).toFixed(1)} s</span> ${esc(word(e))}</li>`).join("");
+  }
+
   async function poll() {
     try {
       const s = await api("GET", "/api/state");
@@ -107,6 +121,7 @@
       renderRoster(s.roster);
       renderSideChoice(s.sides);
       renderFighters(s.state);
+      renderTimeline(s.state);
       renderStatus(s);
       drawJudge();
     } catch (e) {
@@ -186,7 +201,20 @@
     const out = $("measure");
     if (!id) { out.textContent = "Nothing there: click on a base or a token."; return; }
     pick = pick.length >= 2 ? [id] : pick.concat([id]);
-    if (pick.length === 1) { out.textContent = `From ${id}: now click the target.`; measureLine = null; drawJudge(); return; }
+    if (pick.length === 1) {
+      out.textContent = `From ${id}: now click the target.`; measureLine = null; drawJudge();
+      if (id.startsWith("f")) {  // a fighter: what a judge asks of it alone
+        try {
+          const r = await api("GET", `/api/fighter/${encodeURIComponent(id)}/rulings`);
+          const line = (label, x) => x ? `<br>${label}: <b>${esc(x.verdict)}</b> — ${esc(x.outcome || "")}` +
+            `<br><span class="hint">“${esc(x.rule.quote)}”</span>` : "";
+          out.innerHTML = `From <b>${esc(id)}</b>: now click the target.` +
+            (r.carrying ? `<br>carrying ${esc(r.carrying)}` : "") +
+            line("pick up treasure", r.treasure) + line("falling test if targeted", r.falling);
+        } catch (e) { /* the measurement still works without it */ }
+      }
+      return;
+    }
     const thr = $("threshold").value;
     try {
       const m = await api("GET", `/api/measure?from=${encodeURIComponent(pick[0])}&to=${encodeURIComponent(pick[1])}` +
