@@ -96,3 +96,24 @@ def test_fighter_pixels_match_a_resized_frame(scene):
     for fid, (u, v, r) in full.items():
         assert 0 <= u < w and 0 <= v < h and r > 2
         assert half[fid][0] == pytest.approx(u / 2, abs=0.1) and half[fid][2] == pytest.approx(r / 2, abs=0.2)
+
+
+def test_edges_layer_draws_platform_open_edges_at_their_height(scene):
+    from tracker.annotate import OPEN_EDGE_BGR
+
+    pipe, result = scene
+    state = result.state
+    platforms = [p for p in state.terrain if p.type == "platform"]
+    assert platforms, "the bundled table has platforms"
+    ann = Annotator(pipe.camera, pipe.config)
+    black = np.zeros_like(result.frame)
+    img = ann.annotate(black, state, {}, layers={"edges"})
+    orange = np.all(img == np.array(OPEN_EDGE_BGR, np.uint8), axis=2)
+    assert orange.sum() > 100
+    # drawn on the platform's top outline (projected at its height), not its footprint on the floor
+    p = platforms[0]
+    top = pipe.camera.project(np.array([(x, y, p.height_in) for x, y in p.footprint]))
+    ys, xs = np.nonzero(orange)
+    d = np.min(np.hypot(xs[:, None] - top[None, :, 0], ys[:, None] - top[None, :, 1]), axis=1)
+    assert np.mean(d < 80) > 0.2
+    assert not np.any(np.all(ann.annotate(black, state, {}, layers=set()) == np.array(OPEN_EDGE_BGR, np.uint8), axis=2))

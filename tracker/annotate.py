@@ -21,8 +21,9 @@ import numpy as np
 from .world import Base, Fighter, Token, WorldState
 
 #: Every layer an annotator knows, in drawing order.
-LAYERS: tuple[str, ...] = ("terrain", "rings", "treasure", "bases", "ids")
+LAYERS: tuple[str, ...] = ("terrain", "edges", "rings", "treasure", "bases", "ids")
 DEFAULT_LAYERS = frozenset(LAYERS)
+OPEN_EDGE_BGR = (0, 140, 255)  # orange: platform edges a fighter can fall from
 
 OBJECTIVE_RANGE_IN = 3.0  # Warcry: control counts fighters within 3" of an objective
 NEUTRAL_BGR = (150, 150, 150)  # no one controls it (grey: a side may be white)
@@ -125,6 +126,8 @@ class Annotator:
             for piece in state.terrain:
                 pts = np.array([(px, py, piece.height_in) for px, py in piece.footprint])
                 self._poly(out, self.project(pts, scale), TERRAIN_BGR, thick)
+        if "edges" in layers:
+            self._open_edges(out, state, thick, scale)
         if "rings" in layers:
             for tok in state.objectives():
                 self._ring(out, tok, control.get(tok.id), thick, scale, "ids" in layers)
@@ -141,6 +144,27 @@ class Annotator:
                 cv2.line(out, p, q, OUTLINE_BGR, thick + 3, cv2.LINE_AA)
                 cv2.line(out, p, q, (0, 255, 255), thick + 1, cv2.LINE_AA)
         return out
+
+    def _open_edges(self, img: np.ndarray, state: WorldState, thick: int, scale: float) -> None:
+        """Platforms' open edges (no wall along them), where a fighter within ½" must
+        take a falling test when targeted: drawn at the platform's height."""
+        from tracker.rules.terrain import is_platform, open_edges, terrain_parts
+
+        parts = terrain_parts(state)
+        for part in parts:
+            if not is_platform(part):
+                continue
+            geom = open_edges(part, parts)
+            lines = getattr(geom, "geoms", [geom])
+            for line in lines:
+                if line.is_empty:
+                    continue
+                xy = np.asarray(line.coords, float)
+                pts = np.column_stack([xy, np.full(len(xy), part.top_z)])
+                uv = self.project(pts, scale)
+                if np.all(np.isfinite(uv)):
+                    cv2.polylines(img, [np.round(uv).astype(np.int32).reshape(-1, 1, 2)], False, OPEN_EDGE_BGR,
+                                  thick + 1, cv2.LINE_AA)
 
     def _ring(self, img: np.ndarray, tok: Token, side: int | None, thick: int, scale: float, label: bool) -> None:
         colour = self.side_bgr(side)
