@@ -316,7 +316,6 @@ def test_sets_are_deterministic_in_the_seed(tmp_path):
     assert (a / "table.jpg").read_bytes() != (c / "table.jpg").read_bytes()
 
 
-@pytest.mark.skipif(not SAMPLE.exists(), reason="sample footage not generated")
 def test_sample_footage_is_consistent():
     truth = json.loads((SAMPLE / "truth.json").read_text())
     cfg = GameConfig.load(SAMPLE)

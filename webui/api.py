@@ -356,6 +356,22 @@ def measure_route():
     # where the measured segment lies in the streamed picture (for the page to draw it)
     uv = player.annotator.project(np.array([out["from_point"], out["to_point"]], float), latest.scale)
     out["pixels"] = uv.round(1).tolist() if np.all(np.isfinite(uv)) else None
+    # the obstacle parts the cover line passes through, outlined at their tops, for the page
+    # to highlight
+    out["cover_pixels"] = []
+    cover = out.get("cover") or {}
+    if cover.get("details", {}).get("through"):
+        from tracker.rules.terrain import terrain_parts
+
+        parts = {p.id: p for p in terrain_parts(player.view_state(latest))}
+        for hit in cover["details"]["through"]:
+            part = parts.get(hit.get("part"))
+            if part is None:
+                continue
+            top = np.array([(x, y, part.top_z) for x, y in part.footprint], float)
+            puv = player.annotator.project(top, latest.scale)
+            if np.all(np.isfinite(puv)):
+                out["cover_pixels"].append({"part": part.id, "outline": puv.round(1).tolist()})
     return jsonify(jsonable(out))
 
 

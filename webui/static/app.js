@@ -224,8 +224,10 @@
         `<br><span class="hint">${esc(m.method)}; horizontal ${m.horizontal_in.toFixed(2)}", vertical ${m.vertical_in.toFixed(2)}"` +
         (m.notes.length ? "; " + esc(m.notes.join("; ")) : "") + `</span>` +
         (m.cover ? `<br>cover for ${esc(m.to)}: <b>${esc(m.cover.verdict)}</b>` +
-          (m.cover.outcome ? ` — ${esc(m.cover.outcome)}` : "") : "");
-      measureLine = {a: pick[0], b: pick[1], px: m.pixels, label: `${m.distance_in.toFixed(2)}"`};
+          (m.cover.outcome ? ` — ${esc(m.cover.outcome)}` : "") +
+          `<br><span class="hint">“${esc(m.cover.rule.quote)}”</span>` : "");
+      measureLine = {a: pick[0], b: pick[1], px: m.pixels, label: `${m.distance_in.toFixed(2)}"`,
+                     obstacles: m.cover_pixels || []};
     } catch (e) { out.textContent = e.message; measureLine = null; }
     drawJudge();
   });
@@ -250,6 +252,13 @@
         ctx.beginPath(); ctx.moveTo(a[0], a[1]); ctx.lineTo(b[0], b[1]); ctx.stroke();
         ctx.font = "bold 18px system-ui"; ctx.fillStyle = "#00ffff";
         ctx.fillText(measureLine.label, (a[0] + b[0]) / 2 + 6, (a[1] + b[1]) / 2 - 6);
+      }
+      // the obstacle the cover line passes through
+      ctx.strokeStyle = "#ff00ff";
+      for (const o of measureLine.obstacles || []) {
+        ctx.beginPath();
+        o.outline.forEach((p, i) => (i ? ctx.lineTo(p[0], p[1]) : ctx.moveTo(p[0], p[1])));
+        ctx.closePath(); ctx.stroke();
       }
     }
   }
