@@ -3,6 +3,7 @@ and a real HTTP server on 127.0.0.1 for a Flask app."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -33,7 +34,6 @@ def live_app(calibrated, footage, tmp_path):
     """``live_app(**config) -> app``: the web app playing the bundled footage through a
     fresh real pipeline, rulings in a SQLite file under tmp_path, once a frame with
     fighters has been processed. Its player is stopped when the test ends."""
-    from tracker.pipeline import Pipeline
     from webui import create_app, get_player, stop_player
 
     apps = []
@@ -75,3 +75,28 @@ def serve_app():
         server.shutdown()
         thread.join(5)
         server.server_close()
+
+
+CHROMIUM = os.environ.get("TABLETRACKER_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
+
+
+@pytest.fixture
+def browser():
+    """Debian's Chromium, headless, driven by the ``playwright`` package (its own browser
+    download is not used). Missing, the browser tests fail with the fix, never skip."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} not found: the browser test needs Debian's Chromium "
+                    f"(apt-get install -y chromium) or TABLETRACKER_CHROMIUM=/path/to/chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("the browser test needs the Python package 'playwright' (pip install playwright; "
+                    "no 'playwright install' needed: it drives /usr/bin/chromium)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -5,32 +5,10 @@ screen, against the real app playing the bundled footage with a SQLite file."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-from pathlib import Path
 
 import pytest
 
-CHROMIUM = os.environ.get("TABLETRACKER_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
-
-
-@pytest.fixture
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} not found: the browser test needs Debian's Chromium "
-                    f"(apt-get install -y chromium) or TABLETRACKER_CHROMIUM=/path/to/chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("the browser test needs the Python package 'playwright' (pip install playwright)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.mark.browser

@@ -11,7 +11,6 @@ import pytest
 
 from webui import stop_player
 
-from test_browser import browser  # noqa: F401  (the fixture)
 
 ROSTER = """\
 fighters:

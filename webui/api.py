@@ -301,18 +301,23 @@ def end_round():
     return jsonify(body), 201
 
 
+def game_arg(db: sqlite3.Connection) -> int | None:
+    """The ``?game=current|all|N`` query argument: a game id, or None for every game."""
+    arg = request.args.get("game", "current")
+    if arg == "current":
+        return this_game(db)["id"]
+    if arg == "all":
+        return None
+    game_id = int_arg(arg, "game", minimum=1)
+    if db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
+        raise ApiError(404, f"no game {game_id}")
+    return game_id
+
+
 @bp.get("/rulings")
 def rulings():
     db = get_db()
-    game_arg = request.args.get("game", "current")
-    if game_arg == "current":
-        game_id = this_game(db)["id"]
-    elif game_arg == "all":
-        game_id = None
-    else:
-        game_id = int_arg(game_arg, "game", minimum=1)
-        if db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
-            raise ApiError(404, f"no game {game_id}")
+    game_id = game_arg(db)
     limit = int_arg(request.args.get("limit", "100"), "limit", minimum=1, maximum=1000)
     offset = int_arg(request.args.get("offset", "0"), "offset", minimum=0, maximum=10**9)
     if game_id is None:

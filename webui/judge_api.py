@@ -32,7 +32,7 @@ from typing import Any
 from flask import Blueprint, jsonify, request
 
 from .adjust import ACTIONS, base_mismatch, fighter_id, parse_roster, parse_roster_text, parse_side
-from .api import (float_arg, int_arg, json_body, jsonable, refresh_adjustments, sides_json, the_latest,
+from .api import (float_arg, game_arg, json_body, jsonable, refresh_adjustments, sides_json, the_latest,
                   the_player, this_game)
 from .db import get_db, now_iso
 from .errors import ApiError
@@ -203,15 +203,7 @@ def pixel_to_table(player, pixel: Any, fighter) -> tuple[float, float]:
 @bp.get("/corrections")
 def corrections_get():
     db = get_db()
-    game_arg = request.args.get("game", "current")
-    if game_arg == "current":
-        game_id = this_game(db)["id"]
-    elif game_arg == "all":
-        game_id = None
-    else:
-        game_id = int_arg(game_arg, "game", minimum=1)
-        if db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
-            raise ApiError(404, f"no game {game_id}")
+    game_id = game_arg(db)
     active = request.args.get("active", "0")
     if active not in ("0", "1"):
         raise ApiError(400, "'active' must be 0 (every correction) or 1 (those in force)")
