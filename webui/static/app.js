@@ -10,9 +10,7 @@
   tokenInput.value = localStorage.getItem("tabletracker.token") || "";
   tokenInput.addEventListener("change", () => localStorage.setItem("tabletracker.token", tokenInput.value));
 
-  function esc(s) {
-    return String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
-  }
+  const esc = window.tabletrackerCommon.esc;
   function sideName(i) {
     if (i === null || i === undefined) return "no one";
     return sides[i] ? sides[i].colour : "side " + i;
@@ -21,19 +19,7 @@
     const hex = (i !== null && i !== undefined && sides[i]) ? sides[i].hex : "#999";
     return `<span class="swatch" style="background:${esc(hex)}"></span>`;
   }
-  async function api(method, url, body) {
-    const opts = {method, headers: {}};
-    if (method !== "GET") {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(body || {});
-      if (tokenInput.value) opts.headers["X-Judge-Token"] = tokenInput.value;
-    }
-    const r = await fetch(url, opts);
-    let data = null;
-    try { data = await r.json(); } catch (e) { data = {error: `HTTP ${r.status}`}; }
-    if (!r.ok) throw new Error(data && data.error ? data.error : `HTTP ${r.status}`);
-    return data;
-  }
+  const api = (method, url, body) => window.tabletrackerCommon.api(method, url, body, tokenInput.value);
 
   // -- panel -------------------------------------------------------------------------
   function renderControl(control, projected) {

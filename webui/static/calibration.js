@@ -5,21 +5,9 @@
   const tokenInput = $("judge-token");
   tokenInput.value = localStorage.getItem("tabletracker.token") || "";
   tokenInput.addEventListener("change", () => localStorage.setItem("tabletracker.token", tokenInput.value));
-  const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+  const esc = window.tabletrackerCommon.esc;
   const px = (v) => (v === null || v === undefined) ? "–" : `${Number(v).toFixed(3)} px`;
-  async function api(method, url, body) {
-    const opts = {method, headers: {}};
-    if (method !== "GET") {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(body || {});
-      if (tokenInput.value) opts.headers["X-Judge-Token"] = tokenInput.value;
-    }
-    const r = await fetch(url, opts);
-    let data = null;
-    try { data = await r.json(); } catch (e) { data = {error: `HTTP ${r.status}`}; }
-    if (!r.ok) throw new Error(data && data.error ? data.error : `HTTP ${r.status}`);
-    return data;
-  }
+  const api = (method, url, body) => window.tabletrackerCommon.api(method, url, body, tokenInput.value);
   let last = null;
   async function poll() {
     try {
