@@ -100,3 +100,22 @@ def browser():
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture
+def open_page(browser, live_app, serve_app):
+    """``open_page(path, **new_page_options)``: the live app (bundled footage, real
+    pipeline) served on 127.0.0.1 and a Chromium page opened on ``path``, collecting page
+    errors. Returns (app, url, page, errors); the player stops when the test ends."""
+
+    def open_(path: str = "/", **options):
+        app = live_app()
+        url = serve_app(app)
+        page = browser.new_page(**options)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + path, wait_until="domcontentloaded")
+        return app, url, page, errors
+
+    return open_
+

@@ -9,70 +9,61 @@ import shutil
 
 import pytest
 
-from webui import stop_player
 
 
 
 @pytest.mark.browser
-def test_overlay_page_plays_and_ends_a_round(browser, live_app, serve_app, tmp_path):
-    app = live_app()
-    try:
-        url = serve_app(app)
-        page = browser.new_page(viewport={"width": 1400, "height": 860})
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(url + "/", wait_until="domcontentloaded")
+def test_overlay_page_plays_and_ends_a_round(open_page, tmp_path):
+    app, url, page, errors = open_page("/", viewport={"width": 1400, "height": 860})
 
-        # the MJPEG video shows frames, and they advance
-        page.wait_for_function("document.getElementById('video').naturalWidth > 0", timeout=30_000)
-        page.wait_for_function("/^\\d+$/.test(document.getElementById('frame-index').textContent)", timeout=30_000)
-        first = int(page.inner_text("#frame-index"))
-        page.wait_for_function(f"Number(document.getElementById('frame-index').textContent) > {first}",
-                               timeout=30_000)
-        shot1 = page.locator("#video").screenshot()
-        for _ in range(40):  # the picture itself changes (up to ~20 s on a slow machine)
-            page.wait_for_timeout(500)
-            if page.locator("#video").screenshot() != shot1:
-                break
-        else:
-            pytest.fail("the video element showed the same picture for 20 s")
+    # the MJPEG video shows frames, and they advance
+    page.wait_for_function("document.getElementById('video').naturalWidth > 0", timeout=30_000)
+    page.wait_for_function("/^\\d+$/.test(document.getElementById('frame-index').textContent)", timeout=30_000)
+    first = int(page.inner_text("#frame-index"))
+    page.wait_for_function(f"Number(document.getElementById('frame-index').textContent) > {first}",
+                           timeout=30_000)
+    shot1 = page.locator("#video").screenshot()
+    for _ in range(40):  # the picture itself changes (up to ~20 s on a slow machine)
+        page.wait_for_timeout(500)
+        if page.locator("#video").screenshot() != shot1:
+            break
+    else:
+        pytest.fail("the video element showed the same picture for 20 s")
 
-        # before any round is ended the control panel is empty; the fighters list is filled
-        assert page.locator("[data-testid=control-row]").count() == 0
-        assert page.locator("#fighters li").count() > 0
-        assert page.inner_text("#battle-round").strip() == "1"
+    # before any round is ended the control panel is empty; the fighters list is filled
+    assert page.locator("[data-testid=control-row]").count() == 0
+    assert page.locator("#fighters li").count() > 0
+    assert page.inner_text("#battle-round").strip() == "1"
 
-        page.click("[data-testid=end-round]")
-        page.wait_for_selector("[data-testid=control-row]", timeout=30_000)
-        rows = page.locator("[data-testid=control-row]")
-        assert rows.count() >= 1
-        assert page.inner_text("#battle-round").strip() == "2"
-        assert "Round 1 ended" in page.inner_text("#end-round-msg")
-        page.wait_for_selector("#log li", timeout=10_000)
+    page.click("[data-testid=end-round]")
+    page.wait_for_selector("[data-testid=control-row]", timeout=30_000)
+    rows = page.locator("[data-testid=control-row]")
+    assert rows.count() >= 1
+    assert page.inner_text("#battle-round").strip() == "2"
+    assert "Round 1 ended" in page.inner_text("#end-round-msg")
+    page.wait_for_selector("#log li", timeout=10_000)
 
-        # judge tool: click a fighter, then another → a distance with its margin
-        page.wait_for_function("Object.keys(window.tabletracker.state.pixels.fighters).length >= 2", timeout=30_000)
-        pix = page.evaluate("window.tabletracker.state.pixels.fighters")
-        stream_w = page.evaluate("window.tabletracker.state.stream.width")
-        box = page.locator("#video").bounding_box()
-        k = box["width"] / stream_w
-        (a, (ua, va, _)), (b, (ub, vb, _)) = list(pix.items())[:2]
-        page.mouse.click(box["x"] + ua * k, box["y"] + va * k)
-        # one fighter alone: may it pick up treasure, must it test for falling
-        page.wait_for_function("document.getElementById('measure').textContent.includes('falling test')",
-                               timeout=15_000)
-        assert "pick up treasure" in page.inner_text("#measure")
-        page.mouse.click(box["x"] + ub * k, box["y"] + vb * k)
-        page.wait_for_function("document.getElementById('measure').textContent.includes('±')", timeout=15_000)
-        assert f"{a} → {b}" in page.inner_text("#measure")
-        # the timeline lists what happened on the table
-        page.wait_for_selector("[data-testid=timeline] li", timeout=10_000)
-        assert "placed" in page.inner_text("[data-testid=timeline]")
-        assert errors == [], errors
+    # judge tool: click a fighter, then another → a distance with its margin
+    page.wait_for_function("Object.keys(window.tabletracker.state.pixels.fighters).length >= 2", timeout=30_000)
+    pix = page.evaluate("window.tabletracker.state.pixels.fighters")
+    stream_w = page.evaluate("window.tabletracker.state.stream.width")
+    box = page.locator("#video").bounding_box()
+    k = box["width"] / stream_w
+    (a, (ua, va, _)), (b, (ub, vb, _)) = list(pix.items())[:2]
+    page.mouse.click(box["x"] + ua * k, box["y"] + va * k)
+    # one fighter alone: may it pick up treasure, must it test for falling
+    page.wait_for_function("document.getElementById('measure').textContent.includes('falling test')",
+                           timeout=15_000)
+    assert "pick up treasure" in page.inner_text("#measure")
+    page.mouse.click(box["x"] + ub * k, box["y"] + vb * k)
+    page.wait_for_function("document.getElementById('measure').textContent.includes('±')", timeout=15_000)
+    assert f"{a} → {b}" in page.inner_text("#measure")
+    # the timeline lists what happened on the table
+    page.wait_for_selector("[data-testid=timeline] li", timeout=10_000)
+    assert "placed" in page.inner_text("[data-testid=timeline]")
+    assert errors == [], errors
 
-        shot = os.environ.get("TABLETRACKER_SCREENSHOT")
-        page.screenshot(path=str(tmp_path / "overlay.png"))
-        if shot:
-            shutil.copy(tmp_path / "overlay.png", shot)
-    finally:
-        stop_player(app)
+    shot = os.environ.get("TABLETRACKER_SCREENSHOT")
+    page.screenshot(path=str(tmp_path / "overlay.png"))
+    if shot:
+        shutil.copy(tmp_path / "overlay.png", shot)

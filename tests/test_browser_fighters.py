@@ -12,13 +12,9 @@ import pytest
 
 
 @pytest.mark.browser
-def test_fighter_page_scripted_game(browser, live_app, serve_app):
-    app = live_app()
-    url = serve_app(app)
-    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(url + "/fighters", wait_until="domcontentloaded")
+def test_fighter_page_scripted_game(open_page):
+    app, url, page, errors = open_page("/fighters", viewport={"width": 390, "height": 844},
+                                       is_mobile=True, has_touch=True)
     page.wait_for_selector("[data-testid=fighter-row]", timeout=20_000)
     assert page.inner_text("#battle-round").strip() == "1"
 
