@@ -147,28 +147,29 @@ def the_config():
     return GameConfig.load(current_app.config["FOOTAGE"])
 
 
+def sheet_png(image, dpi: int, comment: str, filename: str) -> Response:
+    """A printable sheet as PNG, its DPI in the file (pHYs), a comment and the name."""
+    return Response(png_with_dpi(image, dpi, f"tabletracker {comment}, {dpi} dpi"), mimetype="image/png",
+                    headers={"Content-Disposition": f'inline; filename="{filename}-{dpi}dpi.png"',
+                             "X-DPI": str(dpi), "Cache-Control": "public, max-age=3600"})
+
+
 @bp.get("/calibration/table-markers.png")
 def table_markers_png():
     table = the_config().table
     dpi = dpi_arg(*(m.size_in for m in table.markers))
-    png = png_with_dpi(table_marker_sheet(table, dpi), dpi,
-                       f"tabletracker table markers {[m.id for m in table.markers]} {table.dictionary}, "
-                       f"{table.markers[0].size_in:g} in, {dpi} dpi")
-    return Response(png, mimetype="image/png",
-                    headers={"Content-Disposition": f'inline; filename="table-markers-{dpi}dpi.png"',
-                             "X-DPI": str(dpi), "Cache-Control": "public, max-age=3600"})
+    return sheet_png(table_marker_sheet(table, dpi), dpi,
+                     f"table markers {[m.id for m in table.markers]} {table.dictionary}, {table.markers[0].size_in:g} in",
+                     "table-markers")
 
 
 @bp.get("/calibration/charuco.png")
 def charuco_png():
     cb = the_config().calibration_board
     dpi = dpi_arg(cb.square_in)
-    png = png_with_dpi(charuco_sheet(cb, dpi), dpi,
-                       f"tabletracker ChArUco {cb.squares[0]}x{cb.squares[1]} {cb.square_in:g} in / "
-                       f"{cb.marker_in:g} in {cb.dictionary}, {dpi} dpi")
-    return Response(png, mimetype="image/png",
-                    headers={"Content-Disposition": f'inline; filename="charuco-{cb.squares[0]}x{cb.squares[1]}-{dpi}dpi.png"',
-                             "X-DPI": str(dpi), "Cache-Control": "public, max-age=3600"})
+    size = f"{cb.squares[0]}x{cb.squares[1]}"
+    return sheet_png(charuco_sheet(cb, dpi), dpi,
+                     f"ChArUco {size} {cb.square_in:g} in / {cb.marker_in:g} in {cb.dictionary}", f"charuco-{size}")
 
 
 @bp.get("/calibration/sheets")
