@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -267,7 +269,7 @@ class _Reader:
     leftover (misspelt) key is reported with its location."""
 
     def __init__(self, d: Any, where: str):
-        if not isinstance(d, dict):
+        if not isinstance(d, Mapping):
             raise ConfigError(f"{where}: expected a mapping of keys to values, got {type(d).__name__}")
         self.d, self.where, self.used = d, where, set()
 
@@ -286,16 +288,21 @@ class _Reader:
                 raise ConfigError(f"{self.where}: missing required key '{key}'")
             return default
         v = self.d[key]
-        try:
-            if typ is float and isinstance(v, (int, float)) and not isinstance(v, bool):
-                return float(v)
-            if typ is int and isinstance(v, int) and not isinstance(v, bool):
-                return v
-            if typ in (str, list, dict) and isinstance(v, typ):
-                return v
-        except (TypeError, ValueError):
-            pass
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if typ is float and number and math.isfinite(float(v)):
+            return float(v)
+        if typ is int and number and isinstance(v, int):
+            return v
+        if (typ is dict and isinstance(v, Mapping)) or (typ in (str, list, bool) and isinstance(v, typ)):
+            return v
         raise ConfigError(f"{self.where}.{key}: expected {typ.__name__}, got {type(v).__name__} {v!r}")
+
+    def choice(self, key: str, options: Any, default: Any = ...) -> Any:
+        """A string that must be one of ``options``."""
+        v = self.get(key, str, default)
+        if v is not None and v not in options:
+            raise ConfigError(f"{self.where}.{key}: '{v}' is not one of {', '.join(options)}{_suggest(v, options)}")
+        return v
 
     def sub(self, key: str, default: Any) -> "_Reader | None":
         v = self.get(key, dict, default)

@@ -31,15 +31,14 @@ stand's.
 
 from __future__ import annotations
 
-import difflib
-import math
-from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 from shapely.geometry import Point, Polygon
 
+from .config import _Reader
 from .errors import ConfigError
 from .world import MM_PER_IN, Base, Fighter, Token, WorldState
 
@@ -405,43 +404,13 @@ def group_stands(fighters: Sequence[Fighter], roster: Sequence[UnitSpec],
 # ---------------------------------------------------------------------------------------
 # Config section
 # ---------------------------------------------------------------------------------------
-class _R:
-    def __init__(self, d: Any, where: str):
-        if not isinstance(d, Mapping):
-            raise ConfigError(f"{where}: expected a mapping of keys to values, got {type(d).__name__}")
-        self.d, self.where, self.used = d, where, set()
+class _R(_Reader):
+    """The game config's reader (tracker.config), asked by kind name."""
+
+    KINDS = {"num": float, "int": int, "str": str, "list": list, "dict": dict, "bool": bool}
 
     def get(self, key: str, kind: str, default: Any = ...) -> Any:
-        self.used.add(key)
-        if key not in self.d or self.d[key] is None:
-            if default is ...:
-                raise ConfigError(f"{self.where}: missing required key '{key}'")
-            return default
-        v = self.d[key]
-        ok = {"num": isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v)),
-              "int": isinstance(v, int) and not isinstance(v, bool),
-              "str": isinstance(v, str), "list": isinstance(v, list), "dict": isinstance(v, Mapping),
-              "bool": isinstance(v, bool)}[kind]
-        if not ok:
-            want = {"num": "a number", "int": "an integer", "str": "a string", "list": "a list",
-                    "dict": "a mapping", "bool": "true or false"}[kind]
-            raise ConfigError(f"{self.where}.{key}: expected {want}, got {v!r}")
-        return float(v) if kind == "num" else v
-
-    def choice(self, key: str, options: Sequence[str], default: Any = ...) -> Any:
-        v = self.get(key, "str", default)
-        if v is not None and v not in options:
-            m = difflib.get_close_matches(str(v), list(options), n=1, cutoff=0.5)
-            hint = f" (did you mean '{m[0]}'?)" if m else ""
-            raise ConfigError(f"{self.where}.{key}: '{v}' is not one of {', '.join(options)}{hint}")
-        return v
-
-    def done(self) -> None:
-        for k in self.d:
-            if k not in self.used:
-                m = difflib.get_close_matches(str(k), sorted(self.used), n=1, cutoff=0.6)
-                hint = f" (did you mean '{m[0]}'?)" if m else ""
-                raise ConfigError(f"{self.where}: unknown key '{k}'{hint}")
+        return super().get(key, self.KINDS.get(kind, kind), default)
 
 
 def edge_strip(edge: str, depth_cm: float, table_cm: XY = EPIC_TABLE_CM) -> tuple[XY, ...]:
