@@ -3,41 +3,21 @@ round, and a judge's distance between a fighter and another fighter or a token."
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from tracker.rules import warcry
+from tracker.rules.cover import cover
+from tracker.rules.measure import closest
+from tracker.rules.ruling import combined_sigma, distance_verdict
 from tracker.world import Fighter, Token, WorldState
 
 from .errors import ApiError
 
-#: Sigmas either side of a threshold that are "too close to call" (as the rules core).
-CALL_SIGMAS = 2.0
-
-
-def rules_core():
-    """``tracker.rules.warcry`` or an ApiError(503) saying it is missing."""
-    try:
-        from tracker.rules import warcry
-    except ImportError as e:
-        raise ApiError(503, f"the rules core is not installed ({e}); objective control cannot be computed") from None
-    return warcry
-
-
 def objective_control(state: WorldState, previous: dict[str, int | None] | None, battle_round: int):
     """(control, [ruling dicts]) from the rules core."""
-    result = rules_core().objective_control(state, previous, battle_round)
+    result = warcry.objective_control(state, previous, battle_round)
     control = {str(k): (None if v is None else int(v)) for k, v in dict(result.control).items()}
     return control, [r.to_dict() for r in result.rulings]
-
-
-def _verdict(measured: float, threshold: float, margin: float) -> str:
-    try:
-        from tracker.rules.ruling import distance_verdict
-        return distance_verdict(measured, threshold, margin)
-    except ImportError:
-        if margin > 0 and abs(measured - threshold) <= CALL_SIGMAS * margin:
-            return "too close to call"
-        return "yes" if measured <= threshold + 1e-9 else "no"
 
 
 def find(state: WorldState, ident: str) -> Fighter | Token:
@@ -51,19 +31,6 @@ def find(state: WorldState, ident: str) -> Fighter | Token:
     raise ApiError(404, f"no fighter or token '{ident}' on the table now (known: {known})")
 
 
-def _horizontal_gap(a: Fighter | Token, b: Fighter | Token) -> float:
-    """Closest horizontal distance: base edge for fighters (round: exact; oval/rect: by
-    their larger half-size), the centre for tokens (rules: measure to the centre)."""
-    d = math.hypot(a.x - b.x, a.y - b.y)
-    ra = a.base.radius_in if isinstance(a, Fighter) else 0.0
-    rb = b.base.radius_in if isinstance(b, Fighter) else 0.0
-    return max(0.0, d - ra - rb)
-
-
-def _vertical_gap(a: Fighter | Token, b: Fighter | Token) -> float:
-    return abs(a.z - b.z)
-
-
 def measure(state: WorldState, a_id: str, b_id: str, threshold: float | None = None) -> dict[str, Any]:
     """Distance between two things on the table (closest points of bases, token centres,
     in 3D, as the rules core measures) with its 1-sigma margin and, given a threshold,
@@ -71,16 +38,10 @@ def measure(state: WorldState, a_id: str, b_id: str, threshold: float | None = N
     if a_id == b_id:
         raise ApiError(400, "'from' and 'to' are the same; pick two different fighters or tokens")
     a, b = find(state, a_id), find(state, b_id)
-    try:
-        from tracker.rules.measure import closest
-    except ImportError:  # rules core not there: round-base approximation
-        h, v = _horizontal_gap(a, b), _vertical_gap(a, b)
-        dist, pa, pb, method = math.hypot(h, v), [a.x, a.y, a.z], [b.x, b.y, b.z], "approximate (no rules core)"
-    else:
-        c = closest(a, b)
-        dist, h, v, pa, pb = c.distance, c.horizontal, c.vertical, list(c.a), list(c.b)
-        method = "closest points, 3D (tracker.rules.measure)"
-    margin = math.sqrt(a.sigma_in ** 2 + b.sigma_in ** 2)
+    c = closest(a, b)
+    dist, h, v, pa, pb = c.distance, c.horizontal, c.vertical, list(c.a), list(c.b)
+    method = "closest points, 3D (tracker.rules.measure)"
+    margin = combined_sigma(a.sigma_in, b.sigma_in)
     out: dict[str, Any] = {
         "from": a_id, "to": b_id, "distance_in": round(dist, 4), "horizontal_in": round(h, 4),
         "vertical_in": round(v, 4), "margin_in": round(margin, 4), "margin_sigmas": 1,
@@ -90,19 +51,14 @@ def measure(state: WorldState, a_id: str, b_id: str, threshold: float | None = N
     }
     if threshold is not None:
         out["threshold_in"] = threshold
-        out["verdict"] = _verdict(dist, threshold, margin)
+        out["verdict"] = distance_verdict(dist, threshold, margin)
     if isinstance(a, Fighter) and isinstance(b, Fighter):
         out["cover"] = cover_ruling(state, a_id, b_id)
     return out
 
 
-def cover_ruling(state: WorldState, attacker: str, target: str) -> dict[str, Any] | None:
-    """The rules core's cover call for an attack by ``attacker`` on ``target`` (None if
-    the rules core has no cover rules)."""
-    try:
-        from tracker.rules.cover import cover
-    except ImportError:
-        return None
+def cover_ruling(state: WorldState, attacker: str, target: str) -> dict[str, Any]:
+    """The rules core's cover call for an attack by ``attacker`` on ``target``."""
     return cover(state, attacker, target).to_dict()
 
 
