@@ -19,7 +19,7 @@ filtered with boolean masks: ``dets[dets.side == 0]``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import cv2
@@ -97,10 +97,6 @@ class Detections:
             score=np.array([r.get("score", 1.0) for r in rows], float),
             sigma_in=np.array([r.get("sigma_in", 0.0) for r in rows], float),
         )
-
-
-_fields_check = {f.name for f in fields(Detections)}
-assert set(Detections._ROW_FIELDS) <= _fields_check
 
 
 # ----------------------------------------------------------------------------------
@@ -349,7 +345,6 @@ class TableDetector:
         self.floor = PlaneView.build(self.camera, t, rect, self.px_per_in, self.image_size)
         # Hands are big: they are looked for at half the table resolution (4x cheaper).
         self.floor_half = PlaneView.build(self.camera, t, rect, self.px_per_in / 2, self.image_size)
-        self.token_view = None
         self.platform_views: list[tuple[TerrainPiece, PlaneView, np.ndarray]] = []
         self._terrain_mask_floor = np.zeros(self.floor.shape, bool)
         self._rebuild_terrain_views()
@@ -958,14 +953,14 @@ class TableDetector:
 def _fit_rim_at(ev: np.ndarray, cx: float, cy: float, r_from: float, r_to: float, n_rays: int = 96,
                 thin_px: float | None = None):
     """Sample ``ev`` along ``n_rays`` rays from (cx, cy), radii r_from..r_to every half
-    pixel, and fit a rim there (see _fit_rim)."""
+    pixel, and fit a rim there: (cx, cy, radius, score, rms residual, None), or None."""
     ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
     cos, sin = np.cos(ang), np.sin(ang)
     rho = np.arange(r_from, r_to, 0.5, dtype=np.float32)
     X = (cx + rho[None, :] * cos[:, None]).astype(np.float32)
     Y = (cy + rho[None, :] * sin[:, None]).astype(np.float32)
     prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    return _fit_rim(prof, rho, cos, sin, cx, cy, thin_px=thin_px)
+    return _fit_rims(prof[None], rho, cos, sin, np.array([cx]), np.array([cy]), thin_px=thin_px)[0]
 
 
 def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: np.ndarray, cy: np.ndarray,
@@ -1029,66 +1024,3 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         rr = res[k][inl[k]]
         out[c] = (float(xc[k]), float(yc[k]), float(R[k]), float(score[k]), float(np.sqrt(np.mean(rr ** 2))), None)
     return out
-
-
-def _fit_rim(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: float, cy: float,
-             thin_px: float | None = None):
-    """Outer-edge points of a rim along rays, and a robust circle through them.
-
-    prof[i, j]: rim evidence on ray i at radius rho[j]. On each ray the edge is where the
-    evidence falls through half its peak, going outward, and stays low beyond. Returns
-    (cx, cy, radius, inlier fraction, rms residual) or None.
-    """
-    n, m = prof.shape
-    peak = prof.max(axis=1)
-    jpk = prof.argmax(axis=1)
-    ok = peak > 0.10
-    half = 0.5 * peak[:, None]
-    jj = np.arange(m)[None, :]
-    below = (prof < half) & (jj > jpk[:, None])
-    has = below.any(axis=1) & ok
-    j1 = np.where(has, below.argmax(axis=1), 0)
-    # Beyond the edge the table must stay clear for a few samples (a rim, not a blob).
-    padded = np.pad(prof, ((0, 0), (0, 4)))
-    tail = np.max(np.stack([padded[:, k:k + m] for k in range(4)]), axis=0)
-    clear = (tail[np.arange(n), j1] < 0.6 * peak) & (j1 > 0)
-    use = np.flatnonzero(has & clear)
-    if len(use) < 12:
-        return None
-    a = prof[use, j1[use] - 1]
-    b = prof[use, j1[use]]
-    h = half[use, 0]
-    frac = np.clip((a - h) / np.maximum(a - b, 1e-6), 0, 1)
-    r_edge = rho[j1[use] - 1] + frac * (rho[1] - rho[0])
-    px = cx + r_edge * cos[use]
-    py = cy + r_edge * sin[use]
-    w = np.ones(len(use))
-    xc, yc, R = cx, cy, float(np.median(r_edge))
-    for _ in range(6):
-        # Kasa circle fit, re-weighted: edge points off the circle (a miniature's
-        # outline, another base's rim) lose their say.
-        A = np.column_stack([px, py, np.ones_like(px)])
-        bb = px ** 2 + py ** 2
-        Aw = A * w[:, None]
-        try:
-            sol = np.linalg.solve(Aw.T @ A, Aw.T @ bb)
-        except np.linalg.LinAlgError:
-            return None
-        xc, yc = sol[0] / 2, sol[1] / 2
-        R = float(np.sqrt(max(sol[2] + xc ** 2 + yc ** 2, 1e-6)))
-        res = np.hypot(px - xc, py - yc) - R
-        w = (np.abs(res) < 0.9).astype(float) + 1e-3
-    inl = np.abs(res) < 0.9
-    if inl.sum() < 10:
-        return None
-    # A rim is thin: a little way inside its outer edge the colour stops (base top,
-    # miniature). A miniature's own outline, fitted as if it were a rim, is colour all
-    # the way in. Rays where the colour stops count fully, others a quarter.
-    weight = np.ones(len(use))
-    if thin_px is not None:
-        step = float(rho[1] - rho[0])
-        k_in = max(2, int(round(thin_px / step)))
-        inner = prof[use, np.clip(j1[use] - k_in, 0, m - 1)]
-        weight = np.where(inner < 0.5 * peak[use], 1.0, 0.25)
-    score = float((weight * inl).sum() / n)
-    return float(xc), float(yc), R, score, float(np.sqrt(np.mean(res[inl] ** 2))), (px[inl], py[inl])
