@@ -48,10 +48,6 @@ class Pipeline:
         from .detection import TableDetector
         from .tracking import FighterTracker
 
-        from .calibrate import TableSetup
-
-        if not isinstance(setup, TableSetup):  # a bare camera model: no background, no terrain
-            setup = TableSetup(setup, None, (), float("nan"), float("nan"))
         self.config = config
         self.setup = setup
         self.fps = fps
