@@ -22,7 +22,9 @@ POST /api/fighters/<id>/activate       {}       200: change, events[], fighter, 
 POST /api/fighters/<id>/half-activate  {}            state (as GET /api/fighters/state)
 POST /api/fighters/<id>/damage    {"n": 1}      drop: the rules core's drop ruling (legal
 POST /api/fighters/<id>/undamage  {"n": 1}            points in details.points) when a
-POST /api/fighters/<id>/wounds    {"wounds": 8}       carrier is taken down, else null
+POST /api/fighters/<id>/wounds    {"wounds": 8}       carrier is taken down, else null;
+                                                drop_pixels: those points [u, v] in
+                                                the streamed picture
 POST /api/fighters/<id>/carry     {"treasure": "t1" | null}
 POST /api/fighters/new-round           {}       reminders (fighters still ready), events
 ==============================================  =========================================
@@ -297,8 +299,22 @@ def apply(action: str, fid: str | None, allowed: set[str], op):
         raise
     out = {"change": change_json(row), "events": ev,
            "fighter": fighter_json(new, fid, world) if fid is not None else None, "drop": drop,
+           "drop_pixels": drop_pixels(drop["details"]["points"]) if drop is not None else None,
            "state": state_json(db, game, new, world, frame_index)}
     return out
+
+
+def drop_pixels(points: list) -> list[list[float]]:
+    """Where the legal drop points lie in the streamed picture ([u, v] each), for the
+    overlay page to mark them; [] without a live view."""
+    player = get_player(current_app)
+    latest = player.latest() if player is not None else None
+    if latest is None or not points:
+        return []
+    import numpy as np
+
+    uv = player.annotator.project(np.array([p[:3] for p in points], float), latest.scale)
+    return [[round(float(u), 1), round(float(v), 1)] for u, v in uv if np.isfinite(u) and np.isfinite(v)]
 
 
 # -- routes ------------------------------------------------------------------------------

@@ -46,6 +46,8 @@ class Latest:
     wall_time: float
     cache: dict = field(default_factory=dict, compare=False)
     lock: Any = field(default_factory=threading.Lock, compare=False, repr=False)
+    entered_at: float = 0.0  # time.time() when its frame entered the player (latency figures)
+    ready_at: float = 0.0  # time.time() when this state was published
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class VideoFrame:
     frame: np.ndarray
     cache: dict = field(default_factory=dict, compare=False)
     lock: Any = field(default_factory=threading.Lock, compare=False, repr=False)
+    entered_at: float = 0.0  # time.time() when it entered the player
 
 
 class LivePlayer:
@@ -78,7 +81,7 @@ class LivePlayer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._reader: threading.Thread | None = None
-        self._mailbox: tuple[int, float, np.ndarray] | None = None
+        self._mailbox: tuple[int, float, np.ndarray, float] | None = None
         self._source_done = False
         self._latest: Latest | None = None
         self._video: VideoFrame | None = None
@@ -138,8 +141,10 @@ class LivePlayer:
                 with self._cond:
                     if self._mailbox is not None:
                         self.dropped += 1  # processing is behind: drop, never queue
-                    self._mailbox = (index, t, frame)
-                    self._video = VideoFrame((self._video.seq if self._video else 0) + 1, index, t, frame)
+                    entered = time.time()
+                    self._mailbox = (index, t, frame, entered)
+                    self._video = VideoFrame((self._video.seq if self._video else 0) + 1, index, t, frame,
+                                             entered_at=entered)
                     self._cond.notify_all()
                 if not self.realtime:  # as fast as processing goes, nothing dropped
                     with self._cond:
@@ -168,8 +173,8 @@ class LivePlayer:
                 self._run_calls()
                 if item is None:
                     break  # source ended (or stop)
-                index, t, frame = item
-                self._process(frame, index, t)
+                index, t, frame, entered = item
+                self._process(frame, index, t, entered)
         finally:
             self.finished = True
             self._run_calls()
@@ -203,7 +208,7 @@ class LivePlayer:
             raise out["error"]
         return out.get("value")
 
-    def _process(self, frame: np.ndarray, index: int, t: float) -> None:
+    def _process(self, frame: np.ndarray, index: int, t: float, entered_at: float = 0.0) -> None:
         try:
             result = self.pipeline.process(frame, index, t)
         except UserError as e:
@@ -222,7 +227,7 @@ class LivePlayer:
         now = time.monotonic()
         with self._cond:
             seq = (self._latest.seq if self._latest else 0) + 1
-            self._latest = Latest(seq, result, small, scale, now)
+            self._latest = Latest(seq, result, small, scale, now, entered_at=entered_at, ready_at=time.time())
             self._done_times.append(now)
             self.processed += 1
             self._cond.notify_all()
@@ -254,7 +259,8 @@ class LivePlayer:
                 v, latest = self._video, self._latest
                 if v is not None and latest is not None and v.seq > after_seq:
                     if v.index < latest.result.index:  # (never show a frame older than the state)
-                        v = VideoFrame(v.seq, latest.result.index, latest.result.time_s, latest.result.frame)
+                        v = VideoFrame(v.seq, latest.result.index, latest.result.time_s, latest.result.frame,
+                                       entered_at=latest.entered_at)
                     return v, latest
                 left = deadline - time.monotonic()
                 if left <= 0 or (self.finished and self._latest is not None):

@@ -1,6 +1,8 @@
 """Pages: the live overlay, the MJPEG stream with the overlay drawn server-side (every
 source frame, with the newest processed state's overlay; ``X-Frame-Index`` is the
-frame shown, ``X-State-Frame-Index`` the frame the overlay was computed on), a single
+frame shown, ``X-State-Frame-Index`` the frame the overlay was computed on; ``X-Frame-Entered``,
+``X-State-Entered`` when those frames entered the live player and ``X-State-Ready`` when that
+state was published, Unix seconds: ``benchmarks/latency.py``), a single
 JPEG of the table, and a game's printable report. The calibration page: webui.calib."""
 
 from __future__ import annotations
@@ -65,7 +67,9 @@ def stream():
             seq = video.seq
             jpg = player.video_jpeg(video, latest, layers)
             yield (f"--{BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: {len(jpg)}\r\n"
-                   f"X-Frame-Index: {video.index}\r\nX-State-Frame-Index: {latest.result.index}\r\n\r\n").encode() \
+                   f"X-Frame-Index: {video.index}\r\nX-State-Frame-Index: {latest.result.index}\r\n"
+                   f"X-Frame-Entered: {video.entered_at:.6f}\r\nX-State-Entered: {latest.entered_at:.6f}\r\n"
+                   f"X-State-Ready: {latest.ready_at:.6f}\r\n\r\n").encode() \
                 + jpg + b"\r\n"
             sent += 1
 

@@ -1,4 +1,6 @@
-// Live overlay page: polls /api/state, ends battle rounds, judge measurements, layers.
+// Live overlay page: polls /api/state, ends battle rounds, judge measurements, layers,
+// and each fighter's state (/api/fighters/*): click a base for its popover (activate,
+// half-activate, damage, Wounds, treasure; keys a, h, +, -), drawn on the video.
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
@@ -6,6 +8,12 @@
   let sides = {};           // index -> {colour, hex}
   let pick = [];            // judge selection: ids
   let measureLine = null;   // {from:[u,v], to:[u,v], label}
+  let fstate = null;        // last /api/fighters/state body
+  let fmap = {};            // id -> its fighter state
+  let selected = null;      // the fighter whose state popover is open
+  let fgen = 0, fbusy = 0;  // fgen: bumped by every change, so an older poll answer is dropped
+  let marks = {};           // id -> status, as last drawn on the video
+  let dropOffer = null;     // {fighter, treasure, pixels[[u,v]]}: legal drop points to mark
   const tokenInput = $("judge-token");
   tokenInput.value = localStorage.getItem("tabletracker.token") || "";
   tokenInput.addEventListener("change", () => localStorage.setItem("tabletracker.token", tokenInput.value));
@@ -19,7 +27,8 @@
     const hex = (i !== null && i !== undefined && sides[i]) ? sides[i].hex : "#999";
     return `<span class="swatch" style="background:${esc(hex)}"></span>`;
   }
-  const api = (method, url, body) => window.tabletrackerCommon.api(method, url, body, tokenInput.value);
+  const C = window.tabletrackerCommon;
+  const api = (method, url, body) => C.api(method, url, body, tokenInput.value);
 
   // -- panel -------------------------------------------------------------------------
   function renderControl(control, projected) {
@@ -42,9 +51,30 @@
     const idx = Object.keys(bySide).map(Number).sort((a, b) => a - b);
     $("fighters").innerHTML = idx.map((i) =>
       `<div class="side" data-side="${i}">${swatch(i)}<b>${esc(sideName(i))}</b> (${bySide[i].length})<ul>` +
-      bySide[i].map((f) => `<li class="${f.occluded ? "occluded" : ""}" title="x ${f.x.toFixed(2)} y ${f.y.toFixed(2)} z ${f.z.toFixed(2)}">` +
-        `${esc(f.id)}${f.name ? " " + esc(f.name) : ""}${f.occluded ? " (hidden)" : ""}${f.carrying ? " ◆" : ""}</li>`).join("") +
+      bySide[i].map((f) => {
+        const fs = fstateOf(f.id);
+        const st = fs ? fs.status : "";
+        return `<li data-fighter="${esc(f.id)}" data-status="${esc(st)}" class="${f.occluded ? "occluded" : ""} ${st ? "st-" + st : ""}` +
+          `${f.id === selected ? " sel" : ""}" title="x ${f.x.toFixed(2)} y ${f.y.toFixed(2)} z ${f.z.toFixed(2)}">` +
+          `${esc(f.id)}${f.name ? " " + esc(f.name) : ""}${f.occluded ? " (hidden)" : ""}${f.carrying || (fs && fs.carrying) ? " ◆" : ""}` +
+          (fs ? ` <span class="hint">${STATUS_MARK[st] || ""}${fs.damage || fs.wounds ? " " + fs.damage + "/" + (fs.wounds ?? "?") : ""}</span>` : "") +
+          `</li>`;
+      }).join("") +
       `</ul></div>`).join("") || "<p class='hint'>No fighters seen.</p>";
+    // taken down and gone from the table: still listed (a damage removed by mistake restores them)
+    const seen = new Set(state.fighters.map((f) => f.id));
+    const gone = fstate ? fstate.fighters.filter((f) => f.taken_down && !seen.has(f.id)) : [];
+    $("fs-removed").innerHTML = gone.length ? "Taken down, off the table: " + gone.map((f) =>
+      `<a href="#" data-fighter="${esc(f.id)}">${esc(f.id)}</a>`).join(", ") : "";
+  }
+  const STATUS_MARK = {"ready": "●", "half-activated": "◐", "activated": "✓", "removed": "✗"};
+  for (const id of ["fighters", "fs-removed"]) {
+    $(id).addEventListener("click", (ev) => {
+      const el = ev.target.closest("[data-fighter]");
+      if (!el) return;
+      ev.preventDefault();
+      select(el.dataset.fighter);
+    });
   }
   function renderStatus(s) {
     const src = $("st-source");
@@ -90,7 +120,9 @@
       `<li><span class="hint">${Number(e.time_s).toFixed(1)} s</span> ${esc(word(e))}</li>`).join("");
   }
 
+  let tick = 0;
   async function poll() {
+    if (tick++ % 2 === 0) refreshFighterStates();  // not awaited: in parallel with /api/state
     try {
       const s = await api("GET", "/api/state");
       last = s;
@@ -110,6 +142,7 @@
       renderTimeline(s.state);
       renderStatus(s);
       drawJudge();
+      placePopover();
     } catch (e) {
       $("st-error").textContent = `⚠ ${e.message}`;
     } finally {
@@ -132,6 +165,9 @@
         (r.warnings && r.warnings.length ? " ⚠ " + r.warnings.join("; ") : "");
       $("battle-round").textContent = r.battle_round;
       refreshLog();
+      dropOffer = null; $("fs-drop").hidden = true;
+      fgen++;
+      refreshFighterStates(true);
     } catch (e) {
       msg.className = "msg err";
       msg.textContent = e.message;
@@ -155,6 +191,7 @@
     c.addEventListener("change", () => { $("video").src = streamUrl(); });
   }
   $("layer-measure").addEventListener("change", drawJudge);
+  $("layer-state").addEventListener("change", drawJudge);
 
   // -- judge: click a fighter, then a target ---------------------------------------------
   function hit(u, v) {
@@ -185,7 +222,8 @@
     if (armed) { await armedClick(u, v); return; }
     const id = hit(u, v);
     const out = $("measure");
-    if (!id) { out.textContent = "Nothing there: click on a base or a token."; return; }
+    if (!id) { out.textContent = "Nothing there: click on a base or a token."; closePopover(); return; }
+    if (id in last.pixels.fighters) select(id);
     pick = pick.length >= 2 ? [id] : pick.concat([id]);
     if (pick.length === 1) {
       out.textContent = `From ${id}: now click the target.`; measureLine = null; drawJudge();
@@ -223,6 +261,7 @@
     if (cv.width !== img.naturalWidth) { cv.width = img.naturalWidth; cv.height = img.naturalHeight; }
     const ctx = cv.getContext("2d");
     ctx.clearRect(0, 0, cv.width, cv.height);
+    drawStates(ctx);
     if (!$("layer-measure").checked) return;
     ctx.lineWidth = 3;
     ctx.strokeStyle = "#00ffff";
@@ -246,6 +285,207 @@
         o.outline.forEach((p, i) => (i ? ctx.lineTo(p[0], p[1]) : ctx.moveTo(p[0], p[1])));
         ctx.closePath(); ctx.stroke();
       }
+    }
+  }
+
+  // -- fighter state: the selected fighter's popover, keys, marks on the video ----------
+  function fstateOf(id) { return fmap[id] || null; }
+  function say(text, err) {
+    for (const id of ["fs-msg", "fstate-msg"]) {
+      $(id).textContent = text;
+      $(id).className = "msg" + (err ? " err" : "");
+    }
+  }
+  async function refreshFighterStates(force) {
+    if (fbusy && !force) return;
+    const g = fgen;
+    try {
+      const s = await api("GET", "/api/fighters/state");
+      if (g === fgen && !fbusy) setFighterStates(s);
+    } catch (e) { $("st-error").textContent = `⚠ fighter states: ${e.message}`; }
+  }
+  function setFighterStates(s) {
+    fstate = s;
+    fmap = {};
+    for (const f of s.fighters) fmap[f.id] = f;
+    $("still-ready").textContent = s.still_ready.length ?
+      `Still ready in battle round ${s.battle_round}: ${s.still_ready.join(", ")}` : "";
+    if (last) renderFighters(last.state);
+    updatePopover();
+    drawJudge();
+  }
+  function select(id) {
+    if (selected !== id) say("", false);
+    selected = id;
+    $("fs-pop").hidden = false;
+    $("fs-pop").dataset.fighter = id;
+    for (const li of document.querySelectorAll("#fighters li[data-fighter]")) li.classList.toggle("sel", li.dataset.fighter === id);
+    updatePopover();
+    placePopover(true);
+    drawJudge();
+    if (!fmap[id]) refreshFighterStates();
+  }
+  function closePopover() {
+    selected = null;
+    $("fs-pop").hidden = true;
+    for (const li of document.querySelectorAll("#fighters li.sel")) li.classList.remove("sel");
+    drawJudge();
+  }
+  function updatePopover() {
+    if (!selected) return;
+    const f = fmap[selected];
+    $("fs-id").textContent = selected;
+    const st = $("fs-status");
+    st.textContent = f ? f.status : "…";
+    st.className = "fs-badge " + (f ? f.status : "");
+    $("fs-damage").textContent = f ? C.damageText(f) : "";
+    $("fs-carrying").textContent = f && f.carrying ? `carrying ${f.carrying}` : "";
+    const w = $("fs-wounds");
+    if (f && document.activeElement !== w && w.dataset.fighter !== `${selected}:${f.wounds}`) {
+      w.value = f.wounds ?? "";
+      w.dataset.fighter = `${selected}:${f.wounds}`;
+    }
+    const sel = $("fs-treasure"), want = ((fstate && fstate.treasure) || []).join(",");
+    if (document.activeElement !== sel && sel.dataset.opts !== want) {
+      sel.innerHTML = ((fstate && fstate.treasure) || []).map((t) => `<option value="${esc(t)}">${esc(t)}</option>`).join("");
+      sel.dataset.opts = want;
+    }
+    const ok = f ? C.fighterEnabled(f, fstate.treasure) : {};
+    for (const b of document.querySelectorAll("#fs-pop button[data-fs]")) b.disabled = !ok[b.dataset.fs];
+  }
+  // beside the fighter's base on the video (inside the picture), or top-left when it is not seen
+  let popAt = null;
+  function placePopover(force) {
+    const pop = $("fs-pop"), img = $("video");
+    if (!selected || pop.hidden || !img.naturalWidth) return;
+    const p = last && last.pixels.fighters[selected];
+    const k = img.clientWidth / img.naturalWidth;
+    const W = img.clientWidth, H = img.clientHeight, pw = pop.offsetWidth, ph = pop.offsetHeight;
+    let x = 8, y = 8;
+    if (p) {
+      const r = p[2] * k + 10;
+      x = p[0] * k + r;
+      if (x + pw > W) x = p[0] * k - r - pw;
+      y = p[1] * k - ph / 2;
+    }
+    x = Math.max(0, Math.min(W - pw, x));
+    y = Math.max(0, Math.min(H - ph, y));
+    if (!force && popAt && Math.hypot(popAt[0] - x, popAt[1] - y) < 12) return;  // no jitter
+    popAt = [x, y];
+    pop.style.left = `${x}px`;
+    pop.style.top = `${y}px`;
+  }
+  async function act(action) {
+    const fid = selected;
+    if (!fid) return;
+    const [url, body] = C.fighterRequest(fid, action, {wounds: $("fs-wounds").value, treasure: $("fs-treasure").value});
+    body.by = $("fs-by").value;
+    fbusy++; fgen++;
+    try {
+      const r = await api("POST", url, body);
+      say(r.events.map((e) => e.text).join("; "), false);
+      if (r.drop) {
+        dropOffer = {fighter: r.drop.details.fighter, treasure: r.drop.details.treasure, pixels: r.drop_pixels || []};
+        $("fs-drop").textContent = C.dropText(r.drop);
+        $("fs-drop").hidden = false;
+      }
+      setFighterStates(r.state);
+    } catch (e) {
+      say(e.message, true);
+    } finally { fbusy--; }
+  }
+  $("fs-pop").addEventListener("click", (ev) => {
+    const b = ev.target.closest("button[data-fs]");
+    if (b) act(b.dataset.fs);
+  });
+  $("fs-close").addEventListener("click", closePopover);
+  $("fs-drop").addEventListener("click", () => { dropOffer = null; $("fs-drop").hidden = true; drawJudge(); });
+  const byInput = $("fs-by");
+  byInput.value = localStorage.getItem("tabletracker.by") || "player";  // shared with /fighters
+  byInput.addEventListener("change", () => localStorage.setItem("tabletracker.by", byInput.value));
+  const KEYS = {"a": "activate", "A": "activate", "h": "half-activate", "H": "half-activate",
+                "+": "damage", "=": "damage", "-": "undamage", "_": "undamage", "−": "undamage"};
+  document.addEventListener("keydown", (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.repeat) return;
+    const t = ev.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA" || t.isContentEditable)) return;
+    if (ev.key === "Escape") {
+      if (selected || pick.length) { pick = []; measureLine = null; closePopover(); }
+      return;
+    }
+    if (!selected || !(ev.key in KEYS)) return;
+    ev.preventDefault();
+    act(KEYS[ev.key]);
+  });
+
+  // marks on the video: ready ● green, half-activated ◐ amber, activated ✓ dimmed,
+  // damage / Wounds under the base, taken down crossed out; the legal drop points
+  function drawStates(ctx) {
+    marks = {};
+    if (!$("layer-state").checked || !last || !fstate) return;
+    const px = last.pixels.fighters;
+    for (const f of fstate.fighters) {
+      const p = px[f.id];
+      if (!p) continue;
+      const [u, v, r0] = p, r = Math.max(r0, 8);
+      marks[f.id] = f.status;
+      const dot = Math.max(6, r * 0.3), du = u + r * 0.72, dv = v - r * 0.72;
+      ctx.save();
+      ctx.lineWidth = 2;
+      if (f.status === "removed") {
+        ctx.fillStyle = "rgba(255,60,60,0.35)";
+        ctx.beginPath(); ctx.arc(u, v, r, 0, 2 * Math.PI); ctx.fill();
+        ctx.strokeStyle = "#ff3c3c"; ctx.lineWidth = 5;
+        const d = r * 0.95;
+        ctx.beginPath(); ctx.moveTo(u - d, v - d); ctx.lineTo(u + d, v + d);
+        ctx.moveTo(u + d, v - d); ctx.lineTo(u - d, v + d); ctx.stroke();
+      } else if (f.status === "activated") {
+        ctx.fillStyle = "rgba(0,0,0,0.45)";
+        ctx.beginPath(); ctx.arc(u, v, r, 0, 2 * Math.PI); ctx.fill();
+        ctx.fillStyle = "#777"; ctx.strokeStyle = "#000";
+        ctx.beginPath(); ctx.arc(du, dv, dot, 0, 2 * Math.PI); ctx.fill(); ctx.stroke();
+        ctx.strokeStyle = "#fff";
+        ctx.beginPath(); ctx.moveTo(du - dot * 0.5, dv); ctx.lineTo(du - dot * 0.1, dv + dot * 0.45);
+        ctx.lineTo(du + dot * 0.55, dv - dot * 0.45); ctx.stroke();
+      } else {
+        const half = f.status === "half-activated";
+        ctx.strokeStyle = "#000";
+        ctx.fillStyle = half ? "#f9a825" : "#2ecc40";
+        ctx.beginPath(); ctx.arc(du, dv, dot, 0, 2 * Math.PI);
+        if (half) { ctx.fillStyle = "#222"; ctx.fill(); ctx.fillStyle = "#f9a825";
+          ctx.beginPath(); ctx.arc(du, dv, dot, 0.5 * Math.PI, 1.5 * Math.PI); ctx.closePath(); }
+        ctx.fill();
+        ctx.beginPath(); ctx.arc(du, dv, dot, 0, 2 * Math.PI); ctx.stroke();
+      }
+      if (f.damage || f.wounds) {  // damage / Wounds, with a bar when Wounds are known
+        const label = `${f.damage}/${f.wounds ?? "?"}`;
+        ctx.font = "bold 14px system-ui";
+        ctx.textAlign = "center";
+        ctx.lineWidth = 3; ctx.strokeStyle = "#000"; ctx.fillStyle = f.taken_down ? "#ff6b6b" : "#fff";
+        ctx.strokeText(label, u, v + r + 15); ctx.fillText(label, u, v + r + 15);
+        if (f.wounds) {
+          const w = 2 * r, x0 = u - r, y0 = v + r + 19;
+          ctx.fillStyle = "#2ecc40"; ctx.fillRect(x0, y0, w, 4);
+          ctx.fillStyle = "#ff3c3c"; ctx.fillRect(x0, y0, w * Math.min(1, f.damage / f.wounds), 4);
+        }
+      }
+      if (f.id === selected) {
+        ctx.setLineDash([6, 4]); ctx.lineWidth = 2; ctx.strokeStyle = "#f5c542";
+        ctx.beginPath(); ctx.arc(u, v, r + 5, 0, 2 * Math.PI); ctx.stroke();
+      }
+      ctx.restore();
+    }
+    if (dropOffer) {  // where the dropped treasure may be placed
+      ctx.save();
+      ctx.fillStyle = "#f5c542";
+      for (const [u, v] of dropOffer.pixels) { ctx.beginPath(); ctx.arc(u, v, 2, 0, 2 * Math.PI); ctx.fill(); }
+      const p0 = dropOffer.pixels[0];
+      if (p0) {
+        ctx.font = "bold 13px system-ui"; ctx.lineWidth = 3; ctx.strokeStyle = "#000";
+        const t = `drop ${dropOffer.treasure} here`;
+        ctx.strokeText(t, p0[0] + 6, p0[1] - 6); ctx.fillText(t, p0[0] + 6, p0[1] - 6);
+      }
+      ctx.restore();
     }
   }
 
@@ -362,8 +602,10 @@
     refreshCorrections();
   });
 
-  // for debugging from the console (and the browser test): the last state the page drew
-  window.tabletracker = {get state() { return last; }};
+  // for debugging from the console (and the browser test): the last state the page drew,
+  // the fighter states and the marks drawn for them on the video ({id: status})
+  window.tabletracker = {get state() { return last; }, get fighters() { return fstate; }, get marks() { return marks; },
+                         get selected() { return selected; }};
 
   poll();
   refreshLog();

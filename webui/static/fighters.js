@@ -3,6 +3,7 @@
 (() => {
   "use strict";
   const $ = (id) => document.getElementById(id);
+  const C = window.tabletrackerCommon;  // common.js: the fighter-state helpers shared with the overlay
   const list = $("fighters"), msg = $("msg"), byInput = $("by"), tokenInput = $("judge-token");
   tokenInput.value = localStorage.getItem("tabletracker.token") || "";
   tokenInput.addEventListener("change", () => localStorage.setItem("tabletracker.token", tokenInput.value));
@@ -73,8 +74,7 @@
     li.querySelector("[data-testid=where]").textContent =
       f.side === null ? "" : `side ${f.side}` + (f.on_table ? (f.occluded ? " · hidden" : "") : " · off table");
     if (sideHex[f.side]) li.style.borderLeftColor = sideHex[f.side];
-    li.querySelector("[data-testid=damage]").textContent =
-      `${f.damage} / ${f.wounds === null ? "?" : f.wounds} dmg`;
+    li.querySelector("[data-testid=damage]").textContent = C.damageText(f);
     const w = li.querySelector("[data-testid=wounds]");
     if (document.activeElement !== w && f.wounds !== null) w.value = f.wounds;
     li.querySelector("[data-testid=carrying]").textContent = f.carrying ? `carrying ${f.carrying}` : "no treasure";
@@ -86,13 +86,10 @@
         sel.dataset.opts = want;
       }
     }
-    const dis = (a, v) => { li.querySelector(`[data-action=${a}]`).disabled = v; };
-    dis("activate", f.taken_down || f.activation === "activated");
-    dis("half-activate", f.taken_down || f.activation !== "ready");
-    dis("damage", f.taken_down);
-    dis("undamage", f.damage === 0);
-    dis("carry", f.taken_down || !!f.carrying || !(state.treasure || []).length);
-    dis("drop", !f.carrying);
+    const ok = C.fighterEnabled(f, state.treasure);
+    for (const a of ["activate", "half-activate", "damage", "undamage", "carry", "drop"]) {
+      li.querySelector(`[data-action=${a}]`).disabled = !ok[a];
+    }
   }
 
   function render(s) {
@@ -118,21 +115,16 @@
   function showDrop(drop) {
     const box = $("drop");
     if (!drop) return;
-    const pts = (drop.details.points || []).slice(0, 4).map((p) => `(${p[0].toFixed(1)}, ${p[1].toFixed(1)})`);
-    box.textContent = `${drop.subject}: ${drop.outcome}` + (pts.length ? ` — e.g. ${pts.join(", ")} in` : "");
+    box.textContent = C.dropText(drop);
     box.hidden = false;
   }
 
   async function act(fid, action, li) {
-    const url = `/api/fighters/${encodeURIComponent(fid)}/`;
-    let body = {}, path = action;
-    if (action === "damage" || action === "undamage") body = { n: 1 };
-    if (action === "wounds") body = { wounds: Number(li.querySelector("[data-testid=wounds]").value) };
-    if (action === "carry") body = { treasure: li.querySelector("[data-testid=treasure]").value };
-    if (action === "drop") { path = "carry"; body = { treasure: null }; }
+    const [url, body] = C.fighterRequest(fid, action, {
+      wounds: li.querySelector("[data-testid=wounds]").value, treasure: li.querySelector("[data-testid=treasure]").value });
     busy++; gen++;
     try {
-      const r = await api(url + path, body);
+      const r = await api(url, body);
       msg.classList.remove("err");
       msg.textContent = r.events.map((e) => e.text).join("; ");
       showDrop(r.drop);
