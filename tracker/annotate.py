@@ -29,7 +29,10 @@ OBJECTIVE_RANGE_IN = 3.0  # Warcry: control counts fighters within 3" of an obje
 NEUTRAL_BGR = (150, 150, 150)  # no one controls it (grey: a side may be white)
 TREASURE_BGR = (40, 200, 245)  # gold
 TERRAIN_BGR = (180, 180, 60)
+UNKNOWN_TERRAIN = "unknown"  # untagged terrain nobody has typed yet (tracker.footprints)
+UNKNOWN_TERRAIN_BGR = (60, 220, 255)  # yellow, dashed, with a "?"
 OUTLINE_BGR = (20, 20, 20)
+STATE_TOKEN_BGR = {"activated": (170, 170, 170), "half-activated": (0, 190, 255), "damage": (40, 40, 230)}
 
 
 def colour_hex(bgr: Iterable[int]) -> str:
@@ -124,16 +127,25 @@ class Annotator:
         thick = max(1, int(round(out.shape[1] / 800)))
         if "terrain" in layers:
             for piece in state.terrain:
+                if piece.type == UNKNOWN_TERRAIN:
+                    self._unknown_terrain(out, piece, thick, scale)
+                    continue
                 pts = np.array([(px, py, piece.height_in) for px, py in piece.footprint])
                 self._poly(out, self.project(pts, scale), TERRAIN_BGR, thick)
         if "edges" in layers:
             self._open_edges(out, state, thick, scale)
+        epic = state.extra.get("epic") if isinstance(state.extra, dict) else None
         if "rings" in layers:
-            for tok in state.objectives():
-                self._ring(out, tok, control.get(tok.id), thick, scale, "ids" in layers)
+            if epic is not None:  # Epic-scale: 15 cm rings round the markers, escorts, units
+                self._epic(out, state, epic, thick, scale, "ids" in layers)
+            else:
+                for tok in state.objectives():
+                    self._ring(out, tok, control.get(tok.id), thick, scale, "ids" in layers)
         if "treasure" in layers:
             for tok in state.treasure():
                 self._treasure(out, tok, thick, scale, "ids" in layers)
+        if "bases" in layers and getattr(state, "state_tokens", ()):
+            self._state_tokens(out, state, thick, scale, "ids" in layers)
         if "bases" in layers or "ids" in layers:
             for f in sorted(state.fighters, key=lambda f: (not f.occluded, f.z)):
                 self._fighter(out, f, thick, scale, "bases" in layers, "ids" in layers)
@@ -144,6 +156,26 @@ class Annotator:
                 cv2.line(out, p, q, OUTLINE_BGR, thick + 3, cv2.LINE_AA)
                 cv2.line(out, p, q, (0, 255, 255), thick + 1, cv2.LINE_AA)
         return out
+
+    def _unknown_terrain(self, img: np.ndarray, piece, thick: int, scale: float) -> None:
+        """Untagged, untyped terrain: its base outline on the floor, dashed, and a "?"
+        (rulings ignore it until a judge types it)."""
+        from shapely.geometry import Polygon
+
+        if len(piece.footprint) < 3:
+            return
+        poly = Polygon(piece.footprint)
+        ring = np.asarray(poly.exterior.segmentize(0.2).coords, float)[:-1]  # short dashes of 0.2 in
+        uv = self.project(np.column_stack([ring, np.zeros(len(ring))]), scale)
+        self._poly(img, uv, OUTLINE_BGR, thick + 2, dashed=True)
+        self._poly(img, uv, UNKNOWN_TERRAIN_BGR, thick, dashed=True)
+        c = poly.representative_point()
+        centre = self.project(np.array([[c.x, c.y, 0.0]]), scale)[0]
+        if np.all(np.isfinite(centre)):
+            org = (int(round(centre[0])) - 6, int(round(centre[1])) + 8)
+            fs = max(0.6, 0.9 * min(1.0, img.shape[1] / 1280))
+            cv2.putText(img, "?", org, cv2.FONT_HERSHEY_SIMPLEX, fs, OUTLINE_BGR, thick + 3, cv2.LINE_AA)
+            cv2.putText(img, "?", org, cv2.FONT_HERSHEY_SIMPLEX, fs, UNKNOWN_TERRAIN_BGR, thick + 1, cv2.LINE_AA)
 
     def _open_edges(self, img: np.ndarray, state: WorldState, thick: int, scale: float) -> None:
         """Platforms' open edges (no wall along them), where a fighter within ½" must
@@ -177,6 +209,69 @@ class Annotator:
             cv2.drawMarker(img, c, colour, cv2.MARKER_CROSS, 14, thick)
             if label:
                 self._label(img, tok.id, (c[0] + 8, c[1] - 8), colour, scale)
+
+    def _epic(self, img: np.ndarray, state: WorldState, epic: Mapping, thick: int, scale: float, label: bool) -> None:
+        """Epic-scale markers: a ring of ``ring_cm`` (15 cm) in the owner's colour, solid
+        when the owner would control it if the Rally phase ended now, dashed otherwise;
+        a Rescue marker carried by an escort is tied to its carrying stand by a line and
+        flagged; with ``label``, each unit's id at its centre."""
+        ring_in = float(epic.get("ring_cm", 15.0)) / 2.54
+        for m in epic.get("markers", ()):
+            x, y = float(m["x_in"]), float(m["y_in"])
+            colour = self.side_bgr(m.get("owner"))
+            centre = self.project(np.array([[x, y, 0.0]]), scale)[0]
+            if not np.all(np.isfinite(centre)):
+                continue
+            c = tuple(int(round(v)) for v in centre)
+            if m.get("type") in ("take-and-hold", "cleanse"):
+                ring = self.project(self.circle(x, y, 0.0, ring_in, self.ring_points), scale)
+                self._poly(img, ring, OUTLINE_BGR, thick + 2, dashed=m.get("controller") is None)
+                self._poly(img, ring, colour, thick, dashed=m.get("controller") is None)
+            cv2.drawMarker(img, c, OUTLINE_BGR, cv2.MARKER_TILTED_CROSS, 14, thick + 2)
+            cv2.drawMarker(img, c, colour, cv2.MARKER_TILTED_CROSS, 14, thick)
+            if label:
+                held = " held" if m.get("controller") is not None else ""
+                self._label(img, f"{m['id']} {m.get('type', '')}{held}", (c[0] + 8, c[1] - 8), colour, scale)
+        stands = {f.id: f for f in state.fighters}
+        for r in epic.get("rescues", ()):
+            carrier = stands.get(r.get("carrier") or "")
+            if not r.get("escort") or carrier is None:
+                continue
+            colour = self.side_bgr(r.get("escort_side"))
+            p = self.project(np.array([[carrier.x, carrier.y, carrier.z + carrier.base.thickness_in]]), scale)[0]
+            if np.all(np.isfinite(p)):
+                c = (int(round(p[0])), int(round(p[1])))
+                cv2.circle(img, c, max(5, 6 * thick), OUTLINE_BGR, thick + 2, cv2.LINE_AA)
+                cv2.circle(img, c, max(5, 6 * thick), colour, thick, cv2.LINE_AA)
+                if label:
+                    self._label(img, f"escort {r['escort']}: {r['marker']}", (c[0] + 10, c[1] + 18), colour, scale)
+        if label:
+            for u in epic.get("units", ()):
+                cx, cy = u["centre_in"]
+                p = self.project(np.array([[cx, cy, 0.0]]), scale)[0]
+                if np.all(np.isfinite(p)):
+                    self._label(img, str(u["id"]), (int(p[0]) - 10, int(p[1]) + 24), self.side_bgr(u["side"]), scale)
+
+    def _state_tokens(self, img: np.ndarray, state: WorldState, thick: int, scale: float, label: bool) -> None:
+        """Activation and damage tokens read beside the bases: a small disc in the
+        meaning's colour, tied by a thin line to the fighter it was attached to."""
+        where = {f.id: f for f in state.fighters}
+        for tok in state.state_tokens:
+            colour = STATE_TOKEN_BGR.get(tok.meaning, NEUTRAL_BGR)
+            c = self.project(np.array([[tok.x, tok.y, tok.z]]), scale)[0]
+            if not np.all(np.isfinite(c)):
+                continue
+            p = (int(round(c[0])), int(round(c[1])))
+            f = where.get(tok.fighter or "")
+            if f is not None:
+                q = self.project(np.array([[f.x, f.y, f.z + f.base.thickness_in]]), scale)[0]
+                if np.all(np.isfinite(q)):
+                    cv2.line(img, p, (int(round(q[0])), int(round(q[1]))), colour, 1, cv2.LINE_AA)
+            r = max(3, 3 * thick)
+            cv2.circle(img, p, r + 1, OUTLINE_BGR, -1, cv2.LINE_AA)
+            cv2.circle(img, p, r, colour, -1, cv2.LINE_AA)
+            if label and tok.meaning == "damage":
+                self._label(img, str(tok.count), (p[0] + r + 2, p[1] + r), colour, scale)
 
     def _treasure(self, img: np.ndarray, tok: Token, thick: int, scale: float, label: bool) -> None:
         edge = self.project(self.circle(tok.x, tok.y, tok.z, tok.diameter_in / 2 + 0.1, 24), scale)

@@ -1,4 +1,5 @@
-"""Calibrating a table from a footage folder: intrinsics, table pose, terrain, background.
+"""Calibrating a table from a footage folder: intrinsics, table pose, terrain (tagged
+pieces from their tags, untagged ones from their footprints), background.
 
 A footage folder holds ``game.yaml``, ``calib/`` (views of the calibration board) and
 ``table.jpg`` (the empty table; the clip's first frame stands in when it is missing).
@@ -33,6 +34,9 @@ class TableSetup:
     calibration_rms_px: float
     pose_error_px: float
     warnings: tuple[str, ...] = ()
+    # Pieces with no tag, found by their footprint on the empty table (type "unknown"
+    # until a judge types them; tracker.footprints). They are in ``terrain`` too.
+    untagged: tuple[TerrainPiece, ...] = ()
 
 
 # Below this colour difference (CIE76, 8-bit Lab) between a side's rim paint and the mat,
@@ -120,6 +124,7 @@ def calibrate_folder(folder: str | Path, config: GameConfig, *, progress: bool =
     from calibration.markers import detect_markers
     from calibration.table import estimate_table_pose
 
+    from .footprints import find_untagged
     from .terrain import terrain_from_markers
 
     folder = Path(folder)
@@ -129,6 +134,9 @@ def calibrate_folder(folder: str | Path, config: GameConfig, *, progress: bool =
     camera = CameraModel(intr, pose)
     markers = detect_markers(table_img, config.table.dictionary)
     terrain = terrain_from_markers(markers.ids, markers.corners, camera, config)
-    return TableSetup(camera=camera, background=table_img if is_empty else None, terrain=terrain,
+    # Untagged pieces: once per table set-up, from the empty table (or the clip's first
+    # frame standing in for it).
+    untagged = find_untagged(camera, table_img, config, terrain, list(markers.corners))
+    return TableSetup(camera=camera, background=table_img if is_empty else None, terrain=terrain + untagged,
                       calibration_rms_px=float(intr.rms_px), pose_error_px=float(pose.reprojection_error_px),
-                      warnings=rim_contrast_warnings(config, camera, table_img))
+                      warnings=rim_contrast_warnings(config, camera, table_img), untagged=untagged)

@@ -57,12 +57,33 @@ class Table:
     dictionary: str = "DICT_4X4_100"
 
 
+BASE_SHAPES = ("round", "oval", "rect")
+# The physical spec's oval sizes (mm); other ovals are accepted (Epic and older kits vary).
+SPEC_OVALS_MM = ((60, 35), (75, 42), (90, 52), (105, 70), (120, 92), (170, 105))
+
+
+@dataclass(frozen=True)
+class BaseSize:
+    """A non-round base: ``shape`` "oval" or "rect", ``width_mm`` >= ``depth_mm``
+    (width along the base's own long axis)."""
+
+    shape: str
+    width_mm: float
+    depth_mm: float
+
+
 @dataclass(frozen=True)
 class Side:
+    """``bases_mm``: the round bases' diameters; ``shaped``: the side's oval and
+    rectangular bases. In the config both are one ``bases_mm`` list: a number is a
+    round base, ``{shape: oval, mm: [60, 35]}`` / ``{shape: rect, mm: [40, 20]}`` a
+    shaped one."""
+
     index: int
     colour: str
     rim_bgr: tuple[int, int, int]
     bases_mm: tuple[float, ...] = ()
+    shaped: tuple[BaseSize, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +91,33 @@ class TokenSpec:
     diameter_in: float = 1.0
     tag_ids: tuple[int, ...] = ()
     untagged: int = 0
+
+
+STATE_TAG_IDS = range(80, 100)  # physical spec: DICT_4X4_100 ids 80-99 are state tokens
+STATE_MEANINGS = ("activated", "half-activated", "damage")
+
+
+@dataclass(frozen=True)
+class StateTokenSpec:
+    """What one state-token tag means: ``activated``, ``half-activated`` or ``damage``
+    (``count`` damage points: a "3 damage" token says 3)."""
+
+    tag_id: int
+    meaning: str
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class StateTokens:
+    """The optional ``state_tokens:`` section: tagged tokens laid beside a base, read
+    from the video and attached to the nearest fighter (absent: recognition off)."""
+
+    tags: dict[int, StateTokenSpec]
+    diameter_in: float = 1.0
+    reach_in: float = 1.0
+
+    def meaning(self, tag_id: int) -> StateTokenSpec | None:
+        return self.tags.get(int(tag_id))
 
 
 @dataclass(frozen=True)
@@ -101,6 +149,7 @@ class GameConfig:
     base_thickness_in: float = 4.0 / 25.4
     image_size: tuple[int, int] | None = None
     epic: Any = None  # tracker.epic.EpicConfig from the optional ``epic:`` section
+    state_tokens: StateTokens | None = None  # optional ``state_tokens:`` section (None: recognition off)
     source_path: Path | None = field(default=None, compare=False)
 
     def side(self, index: int) -> Side:
@@ -158,7 +207,7 @@ class GameConfig:
                 "name", "video", "fps", "roster")
         # A misspelt key is the cause of whatever else looks wrong: report it first.
         r.expect("kind", "table", "sides", "tokens", "terrain_library", "calibration_board", "image",
-                 "base_thickness_in", "epic")
+                 "base_thickness_in", "epic", "state_tokens")
         kind = r.get("kind", str, "warcry")
         if kind not in ("warcry", "epic"):
             raise ConfigError(f"config.kind: '{kind}' is not a game this tracker knows; use 'warcry' or 'epic'")
@@ -189,9 +238,9 @@ class GameConfig:
             bgr = sr.get("rim_bgr", list)
             if len(bgr) != 3 or not all(0 <= int(c) <= 255 for c in bgr):
                 raise ConfigError(f"{sr.where}.rim_bgr: give three numbers 0-255 (blue, green, red)")
+            round_mm, shaped = _bases(sr.get("bases_mm", list, []), sr.where + ".bases_mm")
             sides.append(Side(index=sr.get("index", int, i), colour=sr.get("colour", str),
-                              rim_bgr=tuple(int(c) for c in bgr),
-                              bases_mm=tuple(float(x) for x in sr.get("bases_mm", list, []))))
+                              rim_bgr=tuple(int(c) for c in bgr), bases_mm=round_mm, shaped=shaped))
             sr.done()
         if len(sides) < 2:
             raise ConfigError("config.sides: a game needs at least two sides, each with index, colour and rim_bgr")
@@ -243,12 +292,118 @@ class GameConfig:
         if epic_d is not None:
             from .epic import parse_epic_section
             epic = parse_epic_section(epic_d, "config.epic", play_area_in=area, sides=[s.index for s in sides])
+        state_tokens = _state_tokens(r.sub("state_tokens", None), tokens)
         cfg = cls(kind=kind, table=table, sides=tuple(sides), tokens=tokens,
                   terrain_library=tuple(terrain), calibration_board=board,
                   base_thickness_in=r.get("base_thickness_in", float, 4.0 / 25.4), image_size=image_size,
-                  epic=epic)
+                  epic=epic, state_tokens=state_tokens)
         r.done()
         return cfg
+
+
+def _state_tokens(sr: "_Reader | None", tokens: dict[str, TokenSpec]) -> StateTokens | None:
+    """The ``state_tokens:`` section::
+
+        state_tokens:
+          diameter_in: 1.0          # optional (default 1.0)
+          tags:
+            80: activated
+            81: half-activated
+            82: damage              # 1 damage point
+            83: {meaning: damage, count: 3}
+    """
+    if sr is None:
+        return None
+    sr.expect("tags", "diameter_in", "reach_in")
+    diameter = sr.get("diameter_in", float, 1.0)
+    if not 0.3 <= diameter <= 2.0:
+        raise ConfigError(f"{sr.where}.diameter_in: {diameter:g} in is not a token size; give the printed "
+                          f"disc's diameter in inches (0.3 to 2)")
+    reach = sr.get("reach_in", float, 1.0)
+    if not 0 < reach <= 3.0:
+        raise ConfigError(f"{sr.where}.reach_in: give how far from a base edge a token still belongs to it, "
+                          f"in inches (above 0, at most 3)")
+    raw = sr.get("tags", dict)
+    if not raw:
+        raise ConfigError(f"{sr.where}.tags: give at least one tag, e.g. '80: activated'")
+    taken = {t: kind for kind, spec in tokens.items() for t in spec.tag_ids}
+    tags: dict[int, StateTokenSpec] = {}
+    for key, v in raw.items():
+        at = f"{sr.where}.tags.{key}"
+        try:
+            tag = int(key)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{at}: '{key}' is not a tag id; use an ArUco id from 80 to 99") from None
+        if isinstance(key, (bool, float)) or tag not in STATE_TAG_IDS:
+            raise ConfigError(f"{at}: tag id {key} is outside 80-99; state tokens use DICT_4X4_100 ids 80 to 99")
+        if tag in taken:
+            raise ConfigError(f"{at}: tag {tag} is already a {taken[tag]} token tag; give the state token its own id")
+        if tag in tags:
+            raise ConfigError(f"{at}: tag {tag} is given twice; give each id one meaning")
+        count = 1
+        if isinstance(v, Mapping):
+            vr = _Reader(v, at)
+            vr.expect("meaning", "count")
+            meaning = vr.get("meaning", str)
+            count = vr.get("count", int, 1)
+        elif isinstance(v, str):
+            meaning = v
+        else:
+            raise ConfigError(f"{at}: expected a meaning ({', '.join(STATE_MEANINGS)}) or "
+                              f"{{meaning: damage, count: N}}, got {v!r}")
+        if meaning not in STATE_MEANINGS:
+            raise ConfigError(f"{at}: '{meaning}' is not a state-token meaning{_suggest(meaning, STATE_MEANINGS)}; "
+                              f"use one of {', '.join(STATE_MEANINGS)}")
+        if count < 1 or (meaning != "damage" and count != 1):
+            raise ConfigError(f"{at}.count: {count} is not allowed; a damage token counts 1 or more points, "
+                              f"an activation token counts 1 (leave count out)")
+        tags[tag] = StateTokenSpec(tag, meaning, count)
+    return StateTokens(tags=tags, diameter_in=diameter, reach_in=reach)
+
+
+def _bases(entries: list, where: str) -> tuple[tuple[float, ...], tuple[BaseSize, ...]]:
+    """A side's ``bases_mm`` list: numbers are round diameters; mappings
+    ``{shape: round|oval|rect, mm: ...}`` (a number for round, [width, depth] otherwise)."""
+    round_mm: list[float] = []
+    shaped: list[BaseSize] = []
+    for k, e in enumerate(entries):
+        at = f"{where}[{k}]"
+        if isinstance(e, str):
+            try:
+                e = float(e)
+            except ValueError:
+                raise ConfigError(f"{at}: expected a diameter in mm or {{shape: oval|rect, mm: [width, depth]}}, "
+                                  f"got {e!r}") from None
+        if isinstance(e, (int, float)) and not isinstance(e, bool):
+            if not (math.isfinite(float(e)) and e > 0):
+                raise ConfigError(f"{at}: a base size must be a positive number of mm, got {e!r}")
+            round_mm.append(float(e))
+            continue
+        br = _Reader(e, at)
+        br.expect("shape", "mm")  # a misspelt key first: it is the cause of what else looks wrong
+        shape = br.choice("shape", BASE_SHAPES)
+        mm = br.d.get("mm")
+        if shape == "round":
+            if isinstance(mm, list) and len(mm) == 1:
+                mm = mm[0]
+            if not isinstance(mm, (int, float)) or isinstance(mm, bool) or not (math.isfinite(float(mm)) and mm > 0):
+                raise ConfigError(f"{at}.mm: a round base takes one positive diameter in mm, got {mm!r}")
+            round_mm.append(float(mm))
+        else:
+            if mm is None:
+                raise ConfigError(f"{at}: missing required key 'mm' (the {shape} base's [width, depth] in mm)")
+            try:
+                w, d = (float(v) for v in mm)
+            except (TypeError, ValueError):
+                raise ConfigError(f"{at}.mm: {'an oval' if shape == 'oval' else 'a rect'} base takes two sizes [width, depth] in mm, got {mm!r}") from None
+            if not (math.isfinite(w) and math.isfinite(d) and w > 0 and d > 0):
+                raise ConfigError(f"{at}.mm: sizes must be positive numbers of mm, got {mm!r}")
+            w, d = max(w, d), min(w, d)
+            if shape == "oval" and w == d:
+                raise ConfigError(f"{at}: an oval of {w:g}x{d:g} mm is round; write it as the number {w:g}")
+            shaped.append(BaseSize(shape, w, d))
+        br.done()
+    return tuple(round_mm), tuple(dict.fromkeys(shaped))
 
 
 def _pair(v: Any, where: str) -> tuple[float, float]:

@@ -25,11 +25,15 @@ from typing import Any
 import cv2
 import numpy as np
 
+from .base_shapes import SHAPE_CODES, fit_shapes, outline_kernel, shape_polygon
 from .config import GameConfig
 from .world import MM_PER_IN, TerrainPiece
 
 KIND_BASE, KIND_OBJECTIVE, KIND_TREASURE = 0, 1, 2
-KIND_NAMES = {KIND_BASE: "base", KIND_OBJECTIVE: "objective", KIND_TREASURE: "treasure"}
+# A tagged state token (activation, damage: ids 80-99), never an objective or treasure.
+KIND_STATE = 3
+KIND_NAMES = {KIND_BASE: "base", KIND_OBJECTIVE: "objective", KIND_TREASURE: "treasure", KIND_STATE: "state"}
+STATE_TAG_RANGE = (80, 99)
 TOKEN_THICKNESS_IN = 2.0 / MM_PER_IN
 # Plain tokens' colours (eval sets: treasure is gold, objectives white with a black ring).
 TOKEN_COLOURS_BGR = {"treasure": (40, 175, 215), "objective": (235, 235, 235)}
@@ -52,6 +56,11 @@ class Detections:
     tag_id: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     score: np.ndarray = field(default_factory=lambda: np.zeros(0))
     sigma_in: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # Base shape (base_shapes.SHAPE_CODES: 0 round, 1 oval, 2 rect), size (width >= depth,
+    # mm; the diameter twice for round) and the long axis' world angle (deg, [0, 180)).
+    shape: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    size_mm: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    angle_deg: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # Frame-level observations (not per row).
     terrain: tuple[TerrainPiece, ...] = ()
     hand_mask: np.ndarray | None = None  # rectified floor mask of hands/arms over the table
@@ -67,7 +76,7 @@ class Detections:
         h, w = self.hand_mask.shape
         return bool(0 <= r < h and 0 <= c < w and self.hand_mask[r, c])
 
-    _ROW_FIELDS = ("xyz", "kind", "side", "base_mm", "tag_id", "score", "sigma_in")
+    _ROW_FIELDS = ("xyz", "kind", "side", "base_mm", "tag_id", "score", "sigma_in", "shape", "size_mm", "angle_deg")
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -96,6 +105,9 @@ class Detections:
             tag_id=np.array([r.get("tag_id", -1) for r in rows], int),
             score=np.array([r.get("score", 1.0) for r in rows], float),
             sigma_in=np.array([r.get("sigma_in", 0.0) for r in rows], float),
+            shape=np.array([r.get("shape", 0) for r in rows], int),
+            size_mm=np.array([r.get("size_mm", (r.get("base_mm", 0.0),) * 2) for r in rows], float).reshape(-1, 2),
+            angle_deg=np.array([r.get("angle_deg", 0.0) for r in rows], float),
         )
 
 
@@ -313,6 +325,7 @@ class TableDetector:
         self.timings_ms: dict[str, float] = {}
         self.score_threshold = 0.06  # ring correlation: generous, candidates are fitted next
         self.tokens_every = 1  # look for tokens in every n-th full detection (the tracker holds them between)
+        self.max_state_tokens = 24  # state-token discs looked at per look (recognition on)
         self._full_count = 0
         self._last_tokens = Detections()
         self.learn_rim_colours = False  # on: more rims found where light dulls them, more false ones too
@@ -320,12 +333,19 @@ class TableDetector:
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
         self._background_bgr = background
         self._tag_pos: dict[int, np.ndarray] = {}  # where each token tag was last read
+        # State tokens share ids (every "activated" token is id 80): where each was read.
+        self._state_tag_pos: list[tuple[int, np.ndarray]] = []
+        self._state_votes: list[list] = []  # [xy, summed cost per id, looks, last look]: see _decode_search
         # Rim colours as this camera and light show them: they start as the config's
         # paint colours and follow the rims fitted with confidence (see _learn_rims).
         self._rim_paint = {s: lab.astype(np.float32) for s, lab, _ in self._side_lab()}
         self._rim_seen = {s: v.copy() for s, v in self._rim_paint.items()}
         self._table_colour = np.zeros(3, np.float32)
         self._rim_in_use = {s: v.copy() for s, v in self._rim_seen.items()}
+        # Oval and rectangular bases are only looked for where some side fields them.
+        self._shaped = [(s.index, b) for s in config.sides for b in getattr(s, "shaped", ())]
+        self.min_coverage_shaped = 0.35  # share of the outline seen as a clean edge
+        self._shape_kernels: dict = {}
         self._build_views()
 
     # -- set-up ----------------------------------------------------------------------
@@ -431,6 +451,8 @@ class TableDetector:
             cands += self._find_rings(plab, self._rims_platforms[i], inside & view.valid, i, evs)
         t2 = time.perf_counter()
         fits = self._refine(cands, evs)
+        if self._shaped:
+            fits += self._refine_shapes(self._find_shapes(evs), evs)
         if self.learn_rim_colours:
             self._learn_rims(fits, {-1: lab, **{i: pl for i, pl in enumerate(platform_labs)}})
         bases = self._drop_platform_overhang(self._bases_from_candidates(fits))
@@ -468,12 +490,17 @@ class TableDetector:
         rim_w = max(1.5, 0.09 * S)
         sides = [s for s, _, _ in self._side_lab()]
         rows = []
-        for x, y, z, side, mm in fighters:
+        # Oval and rectangular bases come as (x, y, z, side, base_mm, shape, width_mm,
+        # depth_mm, angle_deg); their size for the closeness test below is their depth.
+        small_mm = [f[7] if len(f) > 5 and f[5] != "round" else f[4] for f in fighters]
+        for f in fighters:
+            x, y, z, side, mm = f[:5]
+            shaped = len(f) > 5 and f[5] != "round"
             vi, view = self._view_at(x, y, z)
             if view is None or side not in sides:
                 continue
             c = view.to_pixel(np.array([[x, y]]))[0]
-            r = mm / MM_PER_IN / 2 * S
+            r = (float(np.hypot(f[6], f[7])) if shaped else mm) / MM_PER_IN / 2 * S
             reach = int(r + 0.8 * S + 4)  # a fighter glides well under 0.8 in a frame
             H, W = view.shape
             r0, r1 = max(int(c[1]) - reach, 0), min(int(c[1]) + reach + 1, H)
@@ -490,6 +517,11 @@ class TableDetector:
                 rims = self._rims_platforms[vi]
             ev = rims.evidence(lab, win, only=sides.index(side))[0]
             ev[~usable] = 0.0
+            if shaped:
+                row = self._follow_shape(ev, f, view, c - np.array([c0, r0]), (c0, r0), fighters, small_mm)
+                if row is not None:
+                    rows.append(row)
+                continue
             resp = cv2.filter2D(ev, -1, ring_kernel(r, rim_w))
             pr, pc = np.unravel_index(int(np.argmax(resp)), resp.shape)
             if resp[pr, pc] < self.score_threshold:
@@ -505,8 +537,8 @@ class TableDetector:
             # A jump, or a centre inside another known fighter's base, is a neighbour's
             # rim or a miniature's edge, not this fighter: leave it to the next full look.
             if np.hypot(xy[0] - x, xy[1] - y) > 0.5 or any(
-                    (ox, oy) != (x, y) and np.hypot(xy[0] - ox, xy[1] - oy) < (omm + mm) / MM_PER_IN / 2 * 0.85
-                    for ox, oy, _, _, omm in fighters):
+                    (o[0], o[1]) != (x, y) and np.hypot(xy[0] - o[0], xy[1] - o[1]) < (omm + mm) / MM_PER_IN / 2 * 0.85
+                    for o, omm in zip(fighters, small_mm)):
                 continue
             rows.append({"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": side, "base_mm": mm, "score": score})
         bases = Detections.from_rows(rows)
@@ -564,7 +596,7 @@ class TableDetector:
         if markers is not None:  # tags big enough to be found in the whole frame
             for tag_id, corners in zip(markers.ids, markers.corners):
                 kind = self._token_kind(int(tag_id))
-                if kind is None:
+                if kind is None or (kind == KIND_STATE and not self._state_known(int(tag_id))):
                     continue
                 xy = np.asarray(self.camera.unproject(corners, TOKEN_THICKNESS_IN), float).mean(axis=0)
                 z = self._surface_height(xy)
@@ -573,23 +605,63 @@ class TableDetector:
                 add(xy, z, kind, int(tag_id), 1.0)
         diam = max(spec.diameter_in for spec in self.config.tokens.values())
         n_tokens = sum(len(spec.tag_ids) + spec.untagged for spec in self.config.tokens.values())
-        for xy, score, which in self._discs(lab, usable, diam, max(4, 2 * n_tokens)):
-            if any(np.hypot(*(xy - t)) < diam for t in taken):
+        # State tokens (ids 80-99) are discs too: with recognition on, room for them; with
+        # it off they are still read, so that a printed tag is never taken for a plain token.
+        st = self.config.state_tokens
+        n_state = self.max_state_tokens if st is not None else 4
+        discs = [(xy, sc, which, diam) for xy, sc, which in self._discs(lab, usable, diam, max(4, 2 * n_tokens) + n_state)]
+        if st is not None and abs(st.diameter_in - diam) > 0.1:  # state tokens of their own size
+            discs += [(xy, sc, "state", st.diameter_in)
+                      for xy, sc in self._untagged_discs(lab, usable, "objective", st.diameter_in, n_state)]
+        state_seen: list[tuple[int, np.ndarray]] = []
+        for xy, score, which, d in discs:
+            if any(np.hypot(*(xy - t)) < d for t in taken):
                 continue
             tag = self._cached_tag(xy)
             if tag is None:
-                tag = self._decode_token_tag(frame, xy, diam)
-                if tag is not None:
+                tag = self._decode_token_tag(frame, xy, d)
+                if tag is not None and self._token_kind(tag) != KIND_STATE:
                     self._tag_pos[tag] = xy
+            if tag is not None and self._token_kind(tag) == KIND_STATE:
+                # Never an objective or treasure: "they do not interact with the battle".
+                state_seen.append((tag, xy))
+                if self._state_known(tag):
+                    add(xy, 0.0, KIND_STATE, tag, score)
+                else:
+                    taken.append(np.asarray(xy, float))
+                continue
+            if which == "state":
+                continue  # a disc of the state tokens' size with no state tag: nothing
             if tag is not None:
                 add(xy, 0.0, self._token_kind(tag) or KIND_OBJECTIVE, tag, score)
             elif which == "treasure" and self.config.tokens["treasure"].untagged > 0:
                 add(xy, 0.0, KIND_TREASURE, -1, score)
-            elif which == "objective" and self.config.tokens["objective"].untagged > 0:
+            elif which == "objective" and self.config.tokens["objective"].untagged > 0 and self._neutral_disc(lab, xy):
+                # A plain objective is printed card, white and black: a red damage token or
+                # any coloured disc of its size is not one ("other tokens" never count).
                 add(xy, 0.0, KIND_OBJECTIVE, -1, score)
+        # Keep cached reads of tokens still lying where they were read; votes of places
+        # looked at in the last two looks.
+        self._state_tag_pos = state_seen
+        self._state_votes = [v for v in self._state_votes if v[3] >= self._full_count - 2 * max(1, self.tokens_every)][-64:]
         dets = Detections.from_rows(rows)
         self._add_sigma(dets)
         return dets
+
+    def _neutral_disc(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0) -> bool:
+        """Little colour over the disc's middle (printed card is neutral)."""
+        c = self.floor.to_pixel(np.asarray(xy, float)[None])[0]
+        r = max(1, int(0.3 * diameter_in * self.px_per_in))
+        r0, c0 = int(round(c[1])), int(round(c[0]))
+        patch = lab[max(r0 - r, 0):r0 + r + 1, max(c0 - r, 0):c0 + r + 1]
+        if not patch.size:
+            return False
+        return float(np.median(np.hypot(patch[..., 1], patch[..., 2]))) < 15.0
+
+    def _state_known(self, tag_id: int) -> bool:
+        """A state-token tag this table gives a meaning to (recognition on)."""
+        st = self.config.state_tokens
+        return st is not None and st.meaning(tag_id) is not None
 
     def _settle_discs(self, bases: Detections, tokens: Detections, lab: np.ndarray) -> tuple[Detections, Detections]:
         """A 25 mm base and a 1 in token are the same size from above. A plain disc
@@ -605,7 +677,9 @@ class TableDetector:
             for i in np.flatnonzero(inside.any(axis=1)):
                 if tokens.tag_id[i] >= 0 or (tokens.kind[i] == KIND_OBJECTIVE
                                              and self._objective_face(lab, tokens.xyz[i, :2])):
-                    keep_base &= ~(d[i] < 0.3)
+                    # Nothing stands on a token: a "base" centred on it is the disc's own
+                    # edge read as a rim (a white side's rect stands fit a white disc).
+                    keep_base &= ~(d[i] < 0.5)
                 else:
                     keep_token[i] = False
         for kind, name in ((KIND_OBJECTIVE, "objective"), (KIND_TREASURE, "treasure")):
@@ -646,13 +720,15 @@ class TableDetector:
     def _cached_tag(self, xy: np.ndarray) -> int | None:
         """A disc where a tag was read before, not moved since: the same token. Reading
         a tag costs a close-up re-sampling; tokens mostly lie still."""
-        for tag, pos in self._tag_pos.items():
+        for tag, pos in [*self._tag_pos.items(), *self._state_tag_pos]:
             if np.hypot(*(pos - xy)) < 0.08:
                 return tag
         return None
 
     def _token_kind(self, tag_id: int) -> int | None:
         kind = self.config.token_kind_for_tag(tag_id)
+        if kind is None and STATE_TAG_RANGE[0] <= tag_id <= STATE_TAG_RANGE[1]:
+            return KIND_STATE  # (a config with state tokens may not list 80-99 as objective/treasure tags)
         if kind is None:  # the physical spec's id ranges
             kind = "objective" if 40 <= tag_id <= 59 else "treasure" if 60 <= tag_id <= 79 else None
         return None if kind is None else (KIND_OBJECTIVE if kind == "objective" else KIND_TREASURE)
@@ -681,13 +757,13 @@ class TableDetector:
         dark = cv2.morphologyEx(dark, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
         n, labels, stats, _ = cv2.connectedComponentsWithStats(dark)
         if n < 2:
-            return None
+            return self._decode_search(gray, S, diam, xy)
         big = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
         pts = np.column_stack(np.nonzero(labels == big)[::-1]).astype(np.float32)
         (cx, cy), (rw, rh), ang = cv2.minAreaRect(pts)
         side = 0.5 * (rw + rh)
         if side < 0.4 * diam * S or abs(rw - rh) > 0.2 * side:
-            return None
+            return self._decode_search(gray, S, diam, xy)
         box = cv2.boxPoints(((cx, cy), (side, side), ang)).astype(np.float32)
         cell = 8
         dst = np.array([[0, 0], [6 * cell, 0], [6 * cell, 6 * cell], [0, 6 * cell]], np.float32)
@@ -696,12 +772,90 @@ class TableDetector:
         centres = flat[cell // 2::cell, cell // 2::cell][:6, :6].astype(float)
         bits = (centres > thr).astype(np.uint8)
         if bits[0, :].any() or bits[-1, :].any() or bits[:, 0].any() or bits[:, -1].any():
-            return None  # not a marker border
+            return self._decode_search(gray, S, diam, xy)  # not a marker border
         dictionary = get_dictionary(self.config.table.dictionary)
         ok, idx, _rot = dictionary.identify(bits[1:-1, 1:-1], 0.0)
         if ok and self._token_kind(int(idx)) is not None:
             return int(idx)
-        return None
+        return self._decode_search(gray, S, diam, xy)
+
+    def _decode_search(self, gray: np.ndarray, S: float, diam: float, xy: np.ndarray | None = None) -> int | None:
+        """The tag read by search when its dark square cannot be cut out alone (a
+        shadow or a miniature touching it, a corner clipped by the disc's edge at 45
+        degrees): every turn (3 degree steps), size (the tag fills 50-80 % of the disc)
+        and small shift of a 6x6 cell grid about the disc's centre is sampled, and the
+        one whose border cells are darkest against the paper just outside them is
+        read softly against every code. A token lies still: a reading too close to
+        call in one look is summed with the looks before at the same place (``xy``)
+        until one code clearly wins. Only state-token ids are read this way (objective
+        and treasure tags are read as before, by their cut-out square only)."""
+        from calibration.markers import get_dictionary
+
+        g = cv2.GaussianBlur(gray, (0, 0), 0.6).astype(np.float32)
+        h, w = g.shape
+        # A shadow across the disc: brightness relative to the paper nearby (the local
+        # maximum over about a third of the disc), not absolute.
+        k = int(diam * S * 0.35) | 1
+        paper_level = cv2.GaussianBlur(cv2.dilate(g, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))),
+                                       (0, 0), k / 4)
+        g = 200.0 * g / np.maximum(paper_level, 20.0)
+        k = np.arange(6) - 2.5
+        cu, cv_ = (a.ravel() for a in np.meshgrid(k, k))  # cell centres, in cells, row-major
+        border = (np.abs(cu) > 2) | (np.abs(cv_) > 2)
+        # Paper just outside the border, along the middle of each side (the corners
+        # would fall off the disc).
+        m = np.array([-1.5, -0.5, 0.5, 1.5])
+        ou = np.concatenate([m, m, np.full(4, -3.5), np.full(4, 3.5)])
+        ov = np.concatenate([np.full(4, -3.5), np.full(4, 3.5), m, m])
+        U = np.concatenate([cu, ou])
+        V = np.concatenate([cv_, ov])
+        ang = np.deg2rad(np.arange(0, 90, 3.0))
+        sides = np.arange(0.5, 0.81, 0.05) * diam * S / 6  # cell size in pixels
+        shifts = np.arange(-2, 2.01, 1.0)
+        A, C, DX, DY = np.meshgrid(ang, sides, shifts, shifts, indexing="ij")
+        A, C, DX, DY = (a.ravel()[:, None] for a in (A, C, DX, DY))
+        ca, sa = np.cos(A), np.sin(A)
+        X = (w - 1) / 2 + DX + C * (U[None] * ca - V[None] * sa)
+        Y = (h - 1) / 2 + DY + C * (U[None] * sa + V[None] * ca)
+        vals = cv2.remap(g, X.astype(np.float32), Y.astype(np.float32), cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_REPLICATE)
+        cells, paper = vals[:, :36], vals[:, 36:]
+        b = cells[:, border]
+        score = paper.mean(axis=1) - b.mean(axis=1) - 0.5 * b.std(axis=1) - 0.5 * paper.std(axis=1)
+        # Soft reading: the few grids that fit the border best, each cell as a fraction
+        # between border black and paper white, against every code of the dictionary in
+        # its four turns. The nearest code must be near, and clearly nearer than any other.
+        top = np.argsort(-score)[:24]
+        lo = b[top].mean(axis=1, keepdims=True)
+        hi = paper[top].mean(axis=1, keepdims=True)
+        ok = (hi - lo)[:, 0] >= 40
+        if not ok.any():
+            return None
+        top, lo, hi = top[ok], lo[ok], hi[ok]
+        v = np.clip((cells[top] - lo) / (hi - lo), 0, 1)
+        if (v[:, border] > 0.5).any(axis=1).all():
+            return None  # no grid with a whole black border
+        inner = v[:, ~border]  # (n, 16), row-major
+        codes, ids = _dictionary_codes(self.config.table.dictionary)
+        cost = np.abs(inner[:, None, :] - codes[None]).sum(axis=2) + 4.0 * (v[:, border] > 0.5).sum(axis=1)[:, None]
+        per_id = np.full(int(ids.max()) + 1, np.inf)
+        np.minimum.at(per_id, ids, cost.min(axis=0))
+        n = 1
+        if xy is not None:  # sum with earlier looks at this place
+            for vote in self._state_votes:
+                if np.hypot(*(vote[0] - xy)) < 0.08:
+                    vote[1] += per_id
+                    vote[2] += 1
+                    vote[3] = self._full_count
+                    per_id, n = vote[1], vote[2]
+                    break
+            else:
+                self._state_votes.append([np.asarray(xy, float), per_id.copy(), 1, self._full_count])
+        best_two = np.partition(per_id, 1)[:2]
+        idx = int(np.argmin(per_id))
+        if best_two[0] / n > 3.5 or best_two[1] - best_two[0] < 2.0:
+            return None
+        return idx if self._token_kind(idx) == KIND_STATE else None
 
     def _discs(self, lab: np.ndarray, usable: np.ndarray, diameter_in: float, n_max: int):
         """Token-sized discs: bright neutral (white tokens, printed tags) or gold. Yields
@@ -778,7 +932,8 @@ class TableDetector:
         out = []
         for s in self.config.sides:
             lab = _lab(np.uint8([[s.rim_bgr]]))[0, 0]
-            sizes = tuple(sorted(set(s.bases_mm))) or self.config.base_diameters_mm or (25.0, 32.0, 40.0, 50.0, 60.0)
+            sizes = tuple(sorted(set(s.bases_mm))) or (() if getattr(s, "shaped", ()) else (
+                self.config.base_diameters_mm or (25.0, 32.0, 40.0, 50.0, 60.0)))
             out.append((s.index, lab, sizes))
         return out
 
@@ -857,6 +1012,118 @@ class TableDetector:
                 explained.append((c.view, fx, fy, rad))
         return out
 
+    # -- oval and rectangular bases ------------------------------------------------------
+    def _shape_kernel(self, spec: Any, theta: float, half: bool) -> np.ndarray:
+        key = (spec, round(float(theta) % np.pi, 3), half)
+        k = self._shape_kernels.get(key)
+        if k is None:
+            S = self.px_per_in / (2 if half else 1)
+            rim_w = max(1.5, 0.09 * self.px_per_in)
+            hx, hy = spec.width_mm / MM_PER_IN / 2 * S, spec.depth_mm / MM_PER_IN / 2 * S
+            k = outline_kernel(spec.shape, hx, hy, float(theta), max(1.0, rim_w / 2) if half else rim_w)
+            self._shape_kernels[key] = k
+        return k
+
+    def _find_shapes(self, evs: dict[tuple[int, int], np.ndarray]) -> list[dict]:
+        """Candidates for the sides' oval and rectangular bases: the side's evidence
+        correlated, at half resolution, with the base's outline turned every 15 degrees
+        (half a turn covers both shapes); the best angle at each peak seeds the fit."""
+        out = []
+        angles = np.arange(12) * (np.pi / 12)
+        for (view, side), ev in evs.items():
+            specs = [spec for si, spec in self._shaped if si == side]
+            if not specs:
+                continue
+            half = cv2.resize(ev, (max(1, ev.shape[1] // 2), max(1, ev.shape[0] // 2)), interpolation=cv2.INTER_AREA)
+            # Rims are sparse: correlate only round the patches of the side's colour.
+            blobs = cv2.dilate((half > 0.12).astype(np.uint8), np.ones((5, 5), np.uint8))
+            n, _, stats, _ = cv2.connectedComponentsWithStats(blobs)
+            H, W = half.shape
+            for spec in specs:
+                R = self._shape_kernel(spec, 0.0, True).shape[0] // 2 + 1
+                hy = spec.depth_mm / MM_PER_IN / 2 * self.px_per_in / 2
+                for x0, y0, bw, bh, area in stats[1:]:
+                    if bw < hy or bh < hy:  # smaller than the base's width: a fleck, not a rim
+                        continue
+                    r0, r1, c0, c1 = max(y0 - R, 0), min(y0 + bh + R, H), max(x0 - R, 0), min(x0 + bw + R, W)
+                    crop = half[r0:r1, c0:c1]
+                    best = np.full(crop.shape, -1.0, np.float32)
+                    arg = np.zeros(crop.shape, np.int8)
+                    for i, a in enumerate(angles):
+                        resp = cv2.filter2D(crop, -1, self._shape_kernel(spec, a, True), borderType=cv2.BORDER_CONSTANT)
+                        better = resp > best
+                        np.copyto(best, resp, where=better)
+                        arg[better] = i
+                    rows, cols = _local_maxima(best, self.score_threshold, max(1, int(hy * 0.8)))
+                    for rr, cc in zip(rows, cols):
+                        pr, pc = _subpixel_peak(best, int(rr), int(cc))
+                        out.append({"row": 2 * (pr + r0) + 0.5, "col": 2 * (pc + c0) + 0.5, "side": side, "spec": spec,
+                                    "view": view, "theta": float(angles[arg[rr, cc]]), "corr": float(best[rr, cc])})
+        return out
+
+    def _refine_shapes(self, cands: list[dict], evs: dict[tuple[int, int], np.ndarray]) -> list[dict]:
+        """Fit each candidate's outline (base_shapes.fit_shapes); keep fits whose edge
+        offset says the size is right."""
+        groups: dict[tuple, list[dict]] = {}
+        for c in cands:
+            groups.setdefault((c["view"], c["side"], c["spec"]), []).append(c)
+        out = []
+        S = self.px_per_in
+        for (view, side, spec), group in groups.items():
+            hx, hy = spec.width_mm / MM_PER_IN / 2 * S, spec.depth_mm / MM_PER_IN / 2 * S
+            fits = fit_shapes(evs[(view, side)], spec.shape, hx, hy, np.array([c["col"] for c in group]),
+                              np.array([c["row"] for c in group]), np.array([c["theta"] for c in group]),
+                              px_per_in=S, bias=self.edge_bias_px)
+            for c, fit in zip(group, fits):
+                if fit is None:
+                    continue
+                fx, fy, th, d0, score, resid = fit
+                if score < self.min_coverage_shaped or abs(d0 - self.edge_bias_px) > 1.5:
+                    continue
+                out.append({"row": fy, "col": fx, "side": side, "base_mm": spec.width_mm, "view": view, "score": score,
+                            "shape": SHAPE_CODES[spec.shape], "size_mm": (spec.width_mm, spec.depth_mm), "theta": th,
+                            "resid": resid, "corr": c["corr"]})
+        return out
+
+    def _follow_shape(self, ev: np.ndarray, f: tuple, view: "PlaneView", c: np.ndarray, origin: tuple[int, int],
+                      fighters: list, small_mm: list) -> dict | None:
+        """follow() for an oval or rectangular base: its outline, turned as last seen
+        (and 15 degrees either way), correlated over the window; then the fit."""
+        x, y, z, side, mm, shape, w, d, ang = f[:9]
+        S = self.px_per_in
+        spec = next((b for si, b in self._shaped if si == side and b.shape == shape
+                     and abs(b.width_mm - w) < 0.5 and abs(b.depth_mm - d) < 0.5), None)
+        if spec is None:
+            return None
+        th0 = np.radians(-ang) % np.pi
+        hx, hy = w / MM_PER_IN / 2 * S, d / MM_PER_IN / 2 * S
+        # Where the outline, turned as last seen or 15 degrees either way, best matches
+        # the evidence: the peak nearest the last place (stands in a unit touch, and
+        # the strongest peak in the window may be a neighbour's).
+        starts = []
+        for a in (th0 - np.pi / 12, th0, th0 + np.pi / 12):
+            resp = cv2.filter2D(ev, -1, self._shape_kernel(spec, a % np.pi, False))
+            rows, cols = _local_maxima(resp, self.score_threshold, max(1, int(hy * 0.8)))
+            for rr, cc in zip(rows, cols):
+                pr, pc = _subpixel_peak(resp, int(rr), int(cc))
+                starts.append((np.hypot(pc - c[0], pr - c[1]) - 2 * resp[rr, cc] * hy, pc, pr, a))
+        starts = sorted(starts)[:3] + [(0.0, c[0], c[1], th0)]
+        fits = fit_shapes(ev, shape, hx, hy, np.array([p[1] for p in starts]), np.array([p[2] for p in starts]),
+                          np.array([p[3] for p in starts]), px_per_in=S, bias=self.edge_bias_px)
+        ok = [fit for fit in fits if fit is not None and fit[4] >= self.min_coverage_shaped
+              and abs(fit[3] - self.edge_bias_px) <= 1.5]
+        if not ok:
+            return None
+        # Of the fits that hold, the one nearest the last place, unless another is much better.
+        fx, fy, th, d0, score, _ = min(ok, key=lambda q: np.hypot(q[0] - c[0], q[1] - c[1]) - 4 * hy * q[4])
+        xy = view.to_world(np.array([fx + origin[0]]), np.array([fy + origin[1]]))[0]
+        if np.hypot(xy[0] - x, xy[1] - y) > 0.5 or any(
+                (o[0], o[1]) != (x, y) and np.hypot(xy[0] - o[0], xy[1] - o[1]) < (omm + d) / MM_PER_IN / 2 * 0.85
+                for o, omm in zip(fighters, small_mm)):
+            return None
+        return {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": side, "base_mm": w, "score": score,
+                "shape": SHAPE_CODES[shape], "size_mm": (w, d), "angle_deg": float(-np.degrees(th)) % 180.0}
+
     def _learn_rims(self, fits: list[dict], labs: dict[int, np.ndarray]) -> None:
         """Follow each side's rim colour as seen: the median colour just inside each
         well-fitted rim, averaged slowly. Paint under this light, dulled by blur, is not
@@ -925,10 +1192,11 @@ class TableDetector:
         """Non-maximum suppression across sides and sizes: bases never overlap, so of
         candidates closer than their radii allow, only the best-scoring stands."""
         fits = sorted(fits, key=lambda c: -c["score"])
-        kept: list[tuple[np.ndarray, float]] = []
+        kept: list[tuple[np.ndarray, float, Any]] = []
         rows = []
         t = self.config.base_thickness_in
         for c in fits:
+            code = c.get("shape", 0)
             if c["score"] < self.min_coverage:
                 break
             if c["view"] < 0:
@@ -938,16 +1206,59 @@ class TableDetector:
                 z = piece.height_in
             xy = view.to_world(np.array([c["col"]]), np.array([c["row"]]))[0]
             r_in = c["base_mm"] / MM_PER_IN / 2
+            row = {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"], "base_mm": c["base_mm"],
+                   "score": c["score"]}
+            poly = None
+            if code:
+                row.update(shape=code, size_mm=c["size_mm"], angle_deg=float(-np.degrees(c["theta"])) % 180.0)
+                poly = shape_polygon("oval" if code == 1 else "rect", c["size_mm"][0] / MM_PER_IN,
+                                     c["size_mm"][1] / MM_PER_IN, xy[0], xy[1], row["angle_deg"])
             # Bases cannot overlap: two closer than their radii allow (less measurement
-            # error) are one base, the better-fitted one.
-            if any(np.linalg.norm(xy - kxy) < 0.95 * (r_in + kr) for kxy, kr in kept):
+            # error) are one base, the better-fitted one. Oval and rectangular bases are
+            # compared by their outlines: stands in base contact touch, they do not overlap.
+            if any(_overlap(xy, r_in, poly, kxy, kr, kpoly) for kxy, kr, kpoly in kept):
                 continue
-            kept.append((xy, r_in))
-            rows.append({"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"],
-                         "base_mm": c["base_mm"], "score": c["score"]})
+            kept.append((xy, r_in, poly))
+            rows.append(row)
         dets = Detections.from_rows(rows)
         self._add_sigma(dets, lift=t)
         return dets
+
+
+def _overlap(xy: np.ndarray, r: float, poly: Any, kxy: np.ndarray, kr: float, kpoly: Any) -> bool:
+    """Whether two fitted bases overlap more than measurement error allows: round ones
+    by their centres' distance, any pair with an oval or rectangle by the overlap of
+    their outlines (over 15 % of the smaller one)."""
+    if poly is None and kpoly is None:
+        return bool(np.linalg.norm(xy - kxy) < 0.95 * (r + kr))
+    if np.linalg.norm(xy - kxy) >= r + kr:
+        return False
+    from shapely.geometry import Point
+
+    a = poly if poly is not None else Point(*xy).buffer(r, 16)
+    b = kpoly if kpoly is not None else Point(*kxy).buffer(kr, 16)
+    return a.intersection(b).area > 0.15 * min(a.area, b.area)
+
+
+_CODES: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _dictionary_codes(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every marker of an ArUco dictionary in its four turns, as 0/1 rows of its inner
+    cells (row-major): (codes (4n, bits), ids (4n,))."""
+    if name not in _CODES:
+        from calibration.markers import get_dictionary
+
+        d = get_dictionary(name)
+        n, size = d.bytesList.shape[0], d.markerSize
+        rows, ids = [], []
+        for i in range(n):
+            bits = cv2.aruco.Dictionary.getBitsFromByteList(d.bytesList[i:i + 1], size)
+            for k in range(4):
+                rows.append(np.rot90(bits, k).ravel().astype(np.float32))
+                ids.append(i)
+        _CODES[name] = (np.array(rows), np.array(ids))
+    return _CODES[name]
 
 
 def _fit_rim_at(ev: np.ndarray, cx: float, cy: float, r_from: float, r_to: float, n_rays: int = 96,

@@ -22,10 +22,19 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from .config import GameConfig
-from .detection import KIND_BASE, KIND_NAMES, KIND_OBJECTIVE, KIND_TREASURE, Detections
+from .detection import KIND_BASE, KIND_NAMES, KIND_OBJECTIVE, KIND_STATE, KIND_TREASURE, Detections
 from .world import MM_PER_IN, Base, Fighter, Token, WorldState
 
 UNMATCHED = 1e6
+_SHAPES = {0: "round", 1: "oval", 2: "rect"}
+
+
+def _shape_of(bases: Detections, j: int) -> dict[str, Any]:
+    """Row j's base shape as _Track fields (nothing for a round base)."""
+    if not len(bases.shape) or not bases.shape[j]:
+        return {}
+    return {"shape": _SHAPES[int(bases.shape[j])], "size_mm": (float(bases.size_mm[j, 0]), float(bases.size_mm[j, 1])),
+            "angle_deg": float(bases.angle_deg[j])}
 
 
 @dataclass
@@ -41,13 +50,28 @@ class _Track:
     occluded: bool = False
     moving_from: np.ndarray | None = None  # where a move began, for the "moved" event
     still_frames: int = 0
+    shape: str = "round"  # oval / rect: size_mm (width >= depth) and the long axis' angle_deg
+    size_mm: tuple[float, float] = (0.0, 0.0)
+    angle_deg: float = 0.0
+
+    def base(self) -> Base:
+        if self.shape == "round":
+            return Base.round_mm(self.base_mm)
+        return Base(self.shape, self.size_mm[0] / MM_PER_IN, self.size_mm[1] / MM_PER_IN, round(self.angle_deg, 2))
+
+    def same_base(self, shape: str, size_mm: Any, base_mm: float) -> bool:
+        if shape != self.shape:
+            return False
+        if shape == "round":
+            return abs(base_mm - self.base_mm) < 1.0
+        return abs(size_mm[0] - self.size_mm[0]) < 1.0 and abs(size_mm[1] - self.size_mm[1]) < 1.0
 
 
 @dataclass
 class Event:
     frame: int
     time_s: float
-    kind: str  # placed | moved | removed | token placed | token removed
+    kind: str  # placed | moved | removed | token placed | token removed | state token placed / moved / removed
     subject: str
     detail: dict[str, Any] = field(default_factory=dict)
 
@@ -75,25 +99,53 @@ class FighterTracker:
         self.token_grace_s = 0.5
         self._lost: list[tuple[_Track, float]] = []  # fighters recently gone, for re-identification
         self.reidentify_s = 15.0
+        # Tagged activation / damage tokens beside bases (the config's state_tokens: section).
+        self.state_tokens = None
+        if config.state_tokens is not None:
+            from .state_tokens import StateTokenTracker
+
+            self.state_tokens = StateTokenTracker(config.state_tokens)
 
     def events_as_dicts(self) -> list[dict[str, Any]]:
         return [e.to_dict() for e in self.events]
+
+    def settled(self, since: int | None = None) -> bool:
+        """Every fighter confirmed, unhidden and seen in the last frame (or at frame
+        ``since`` or later), and no token waiting to be declared gone: a still frame can
+        change nothing here (the pipeline's change gate then holds every fighter)."""
+        since = self._last_index if since is None else min(since, self._last_index)
+        return all(t.confirmed and not t.occluded and t.last_seen >= since for t in self.tracks) \
+            and not self._token_missing
 
     def _gate(self, frames_gap: int) -> float:
         return 0.6 + self.max_speed_in_s * max(1, frames_gap) / self.fps
 
     def update(self, dets: Detections, index: int, time_s: float) -> WorldState:
         bases = dets[dets.kind == KIND_BASE]
+        if self.state_tokens is not None and self.state_tokens.tracks:
+            # A paper state token can pass for a white-rimmed base: where a state token
+            # lies, a base is that token (a token is laid beside a base, never under it).
+            bases = bases[np.array([not self.state_tokens.explains(x, y) for x, y in bases.xyz[:, :2]], bool)]
+            gone = [t for t in self.tracks if self.state_tokens.explains(float(t.xyz[0]), float(t.xyz[1]))]
+            self.tracks = [t for t in self.tracks if all(t is not g for g in gone)]
+            for t in gone:
+                if t.confirmed:
+                    self.events.append(Event(index, time_s, "removed", t.id, {"reason": "a state token, not a base"}))
         self._assign(bases, dets, index, time_s)
         self._last_index = index
         fighters = tuple(
             Fighter(id=t.id, side=t.side, x=float(t.xyz[0]), y=float(t.xyz[1]), z=float(t.xyz[2]),
-                    base=Base.round_mm(t.base_mm), sigma_in=float(t.sigma_in), occluded=t.occluded,
+                    base=t.base(), sigma_in=float(t.sigma_in), occluded=t.occluded,
                     carrying=self._carrying.get(t.id))
             for t in self.tracks if t.confirmed)
         tokens = self._update_tokens(dets, index, time_s)
+        state_tokens = self._update_state_tokens(dets, fighters, index, time_s)
+        if state_tokens:
+            from .state_tokens import with_attached
+
+            fighters = with_attached(fighters, state_tokens)
         return WorldState(frame_index=index, time_s=time_s, fighters=fighters, tokens=tokens,
-                          terrain=dets.terrain, hands_over_table=dets.hands,
+                          terrain=dets.terrain, hands_over_table=dets.hands, state_tokens=state_tokens,
                           extra={"events": [e.to_dict() for e in self.events[-50:]]})
 
     # -- fighters ----------------------------------------------------------------------
@@ -108,6 +160,9 @@ class FighterTracker:
                 d = np.linalg.norm(bases.xyz[:, :2] - t.xyz[:2], axis=1)
                 same_side = bases.side == t.side
                 size_pen = np.where(np.abs(bases.base_mm - t.base_mm) < 1.0, 0.0, 0.3)
+                if len(bases.shape) and (t.shape != "round" or bases.shape.any()):
+                    size_pen = np.array([0.0 if t.same_base(_SHAPES[int(bases.shape[j])], bases.size_mm[j],
+                                                            float(bases.base_mm[j])) else 0.3 for j in range(n_d)])
                 ok = same_side & (d <= gate)
                 cost[i, ok] = d[ok] + size_pen[ok]
             rows, cols = linear_sum_assignment(cost)
@@ -140,7 +195,7 @@ class FighterTracker:
             if j not in matched_d:
                 self.tracks.append(_Track(id="", side=int(bases.side[j]), base_mm=float(bases.base_mm[j]),
                                           xyz=bases.xyz[j].copy(), sigma_in=float(bases.sigma_in[j]),
-                                          last_seen=index))
+                                          last_seen=index, **_shape_of(bases, j)))
                 if self.confirm_hits <= 1:
                     self._confirm(self.tracks[-1], index, time_s)
 
@@ -162,6 +217,12 @@ class FighterTracker:
         t.xyz = (1 - alpha) * t.xyz + alpha * new
         t.sigma_in = float(bases.sigma_in[j])
         t.base_mm = float(bases.base_mm[j]) if t.hits < 5 else t.base_mm
+        if len(bases.shape) and bases.shape[j]:
+            if t.hits < 5:
+                t.shape, t.size_mm = _shape_of(bases, j)["shape"], _shape_of(bases, j)["size_mm"]
+            # Half a turn looks the same: step the shorter way round, smoothed as the position.
+            turn = (float(bases.angle_deg[j]) - t.angle_deg + 90.0) % 180.0 - 90.0
+            t.angle_deg = (t.angle_deg + alpha * turn) % 180.0
         t.hits += 1
         t.last_seen = index
         t.occluded = False
@@ -175,7 +236,7 @@ class FighterTracker:
         # and base size left the table recently, this is that fighter, moved.
         self._lost = [(lt, ls) for lt, ls in self._lost if time_s - ls <= self.reidentify_s]
         same = [(float(np.linalg.norm(lt.xyz[:2] - t.xyz[:2])), k) for k, (lt, _) in enumerate(self._lost)
-                if lt.side == t.side and abs(lt.base_mm - t.base_mm) < 1.0]
+                if lt.side == t.side and lt.same_base(t.shape, t.size_mm, t.base_mm)]
         if same:
             dist, k = min(same)
             lost, _ = self._lost.pop(k)
@@ -187,6 +248,7 @@ class FighterTracker:
         side = self.config.side(t.side).colour if any(s.index == t.side for s in self.config.sides) else str(t.side)
         self.events.append(Event(index, time_s, "placed", t.id,
                                  {"side": side, "base_mm": t.base_mm,
+                                  **({} if t.shape == "round" else {"shape": t.shape, "size_mm": list(t.size_mm)}),
                                   "x": round(float(t.xyz[0]), 2), "y": round(float(t.xyz[1]), 2)}))
 
     # -- tokens ------------------------------------------------------------------------
@@ -245,6 +307,22 @@ class FighterTracker:
                 self.events.append(Event(index, time_s, "token removed", tid, {"next_to": near.id} if near else {}))
         self._tokens = seen
         return tuple(sorted(seen.values(), key=lambda t: t.id))
+
+    def _update_state_tokens(self, dets: Detections, fighters: tuple[Fighter, ...], index: int,
+                             time_s: float) -> tuple:
+        """State tokens (recognition on): each attached to its fighter, with hysteresis
+        (tracker.state_tokens). They never join ``tokens``: they do not interact with the
+        battle."""
+        if self.state_tokens is None:
+            return ()
+        st = dets[dets.kind == KIND_STATE]
+        seen = [(int(st.tag_id[k]), *map(float, st.xyz[k])) for k in range(len(st))]
+        out = self.state_tokens.update(seen, fighters, looked=dets.tokens_checked, hands=dets.hands,
+                                       hand_over=dets.hand_over)
+        for e in self.state_tokens.events:
+            self.events.append(Event(index, time_s, e["kind"], e["subject"],
+                                     {k: v for k, v in e.items() if k not in ("kind", "subject")}))
+        return out
 
     def _fighter_beside(self, tok: Token):
         """The confirmed fighter whose base is nearest the token, if it is within 1"."""

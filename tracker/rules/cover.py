@@ -36,7 +36,7 @@ from tracker.world import MM_PER_IN
 
 from .measure import closest, part_polygon, sigma_of
 from .ruling import NO, TOO_CLOSE, YES, Measurement, Ruling, combined_sigma
-from .terrain import is_obstacle, platform_under, terrain_parts
+from .terrain import is_obstacle, platform_under, terrain_parts, untyped_note
 
 #: "the line is considered to be 1mm wide"
 LINE_WIDTH_IN = 1.0 / MM_PER_IN
@@ -206,6 +206,9 @@ def cover(state: WorldState, attacker_id: str, target_id: str, *, exempt_whole_p
         notes.append("line passes over, not through: " + ", ".join(sorted({x.part for x in over})))
     if att.occluded or tgt.occluded:
         notes.append("occluded fighter measured at its last known position")
+    untyped = untyped_note(state, LineString([c.a[:2], c.b[:2]]).buffer(LINE_WIDTH_IN / 2))
+    if untyped:
+        notes.append(untyped)
     if flips:
         notes.append(f"too close to call: {len(flips)} of the 2-sigma shifts change the call")
     length = sum((x.t1 - x.t0) * c.distance for x in through)

@@ -187,7 +187,8 @@ def _part(d: Any, where: str) -> dict[str, Any]:
 def _terrain(d: Any, where: str) -> dict[str, Any]:
     r = _R(d, where, _names(TerrainPiece))
     parts = [_part(p, f"{where}.parts[{i}]") for i, p in enumerate(r.list_("parts", []))]
-    return {"id": r.str_("id"), "type": r.str_("type", choices=TERRAIN_TYPES, what="terrain type"),
+    # A piece may also be "unknown": found without a tag and not typed yet (rules ignore it).
+    return {"id": r.str_("id"), "type": r.str_("type", choices=TERRAIN_TYPES + ("unknown",), what="terrain type"),
             "footprint": _polygon(r.list_("footprint"), f"{where}.footprint"),
             "height_in": r.num("height_in", minimum=0.0), "tag_id": r.int_("tag_id", None), "parts": parts}
 

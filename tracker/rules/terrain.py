@@ -57,11 +57,39 @@ def has_runemark(f: Fighter, mark: str) -> bool:
     return mark.lower() in _runemarks(f)
 
 
+#: Type of a piece found without a tag and not yet typed by a judge (tracker.footprints).
+UNKNOWN_TYPE = "unknown"
+
+
+def is_untyped(piece: TerrainPiece | TerrainPart) -> bool:
+    """A piece (or part) nobody has typed yet: the rules cannot say what it is."""
+    return piece.type == UNKNOWN_TYPE
+
+
+def untyped_terrain(state_or_terrain: WorldState | Iterable[TerrainPiece]) -> tuple[TerrainPiece, ...]:
+    """Pieces of type ``"unknown"`` (untagged pieces a judge has not typed)."""
+    pieces = state_or_terrain.terrain if isinstance(state_or_terrain, WorldState) else tuple(state_or_terrain)
+    return tuple(p for p in pieces if is_untyped(p) and not p.parts)
+
+
+def untyped_note(state: WorldState, geom) -> str | None:
+    """A caveat when ``geom`` (shapely, world inches, 2D) meets untyped terrain: the
+    ruling left it out, since nobody has said what it is."""
+    hit = sorted(p.id for p in untyped_terrain(state) if len(p.footprint) >= 3 and Polygon(p.footprint).intersects(geom))
+    if not hit:
+        return None
+    return (f"untyped terrain {', '.join(hit)} ignored (no tag; a judge must type it on the calibration page "
+            f"before rulings use it)")
+
+
 def terrain_parts(state_or_terrain: WorldState | Iterable[TerrainPiece]) -> tuple[TerrainPart, ...]:
-    """Every rules part on the table; a piece without parts becomes one part."""
+    """Every rules part on the table; a piece without parts becomes one part. Untyped
+    pieces (type ``"unknown"``) are left out until a judge types them."""
     pieces = state_or_terrain.terrain if isinstance(state_or_terrain, WorldState) else tuple(state_or_terrain)
     out: list[TerrainPart] = []
     for p in pieces:
+        if is_untyped(p) and not p.parts:
+            continue
         if p.parts:
             out.extend(p.parts)
         else:
@@ -82,7 +110,8 @@ def find_part(state: WorldState, part_id: str) -> TerrainPart:
 def is_low_terrain(part: TerrainPart) -> bool:
     """Extends vertically less than 1" from what it stands on (archways and doors are
     openings, not low terrain)."""
-    return part.type == "low" or (part.type not in ("archway", "door") and float(part.height_in) < OBSTACLE_HEIGHT_IN)
+    return part.type == "low" or (part.type not in ("archway", "door", UNKNOWN_TYPE)
+                                  and float(part.height_in) < OBSTACLE_HEIGHT_IN)
 
 
 def is_obstacle(part: TerrainPart) -> bool:
@@ -138,7 +167,10 @@ def is_platform(part: TerrainPart) -> bool:
 
 def terrain_kind(part: TerrainPart) -> str:
     """``"platform"``, ``"obstacle"``, ``"low terrain"``, ``"archway"``, ``"door"`` or
-    ``"open"`` (a surface too small for a platform and too low for an obstacle)."""
+    ``"open"`` (a surface too small for a platform and too low for an obstacle), or
+    ``"unknown"`` (untyped: a judge has not said what it is)."""
+    if part.type == UNKNOWN_TYPE:
+        return "unknown"
     if part.type == "archway":
         return "archway"
     if part.type == "door":
@@ -170,6 +202,10 @@ def classify(part: TerrainPart) -> Ruling:
         note = () if part.type != "platform" else ("too small to be a platform (needs more than 1\" by 1\")",)
         return Ruling("terrain", part.id, rule, YES, measured=h, threshold=OBSTACLE_HEIGHT_IN, comparison=">=",
                       outcome=f"obstacle ({part.type})", notes=note, also=(quotes.OBSTACLE,) if rule is not quotes.OBSTACLE else (),
+                      details={"height_in": h})
+    if kind == "unknown":
+        return Ruling("terrain", part.id, quotes.OBSTACLE, TOO_CLOSE, outcome="unknown terrain: a judge must type it",
+                      notes=("no tag and not typed yet: rulings ignore it until it is typed",),
                       details={"height_in": h})
     return Ruling("terrain", part.id, quotes.PASSAGE_MEASURE if kind in ("archway", "door") else quotes.OBSTACLE,
                   YES if kind in ("archway", "door") else NO, measured=h, threshold=OBSTACLE_HEIGHT_IN,
@@ -272,8 +308,9 @@ def falling_test(state: WorldState, target_id: str) -> Ruling:
                       also=(quotes.STAIRS_NO_FALL,), details={"part": climb.id})
     plat = platform_under(state, f)
     if plat is None:
+        note = untyped_note(state, footprint(f)) if float(f.z) > STAND_TOL_IN else None
         return Ruling("falling", subject, quotes.FALLING_EDGE, NO, outcome="not on a platform",
-                      details={"z": f.z})
+                      notes=(note,) if note else (), details={"z": f.z})
     rim = open_edges(plat, terrain_parts(state))
     sig = sigma_of(f)
     if rim.is_empty:

@@ -16,7 +16,7 @@ import math
 from dataclasses import replace
 from typing import Sequence
 
-from shapely.geometry import Point
+from shapely.geometry import LineString, Point
 
 from tracker.world import Fighter, Token, WorldState
 
@@ -24,7 +24,7 @@ from . import quotes
 from .cover import line_crossings
 from .measure import closest, footprint, part_polygon, sigma_of
 from .ruling import NO, TOO_CLOSE, YES, Measurement, Ruling, combined_sigma, distance_verdict
-from .terrain import has_runemark, is_low_terrain, is_obstacle, terrain_parts
+from .terrain import has_runemark, is_low_terrain, is_obstacle, terrain_parts, untyped_note
 
 #: "within 1\" of a treasure token"
 PICK_UP_IN = 1.0
@@ -263,8 +263,9 @@ def drop_point(state: WorldState, fighter_id: str, point: Sequence[float]) -> Ru
     else:
         verdict = v_h
     outcome = "legal drop point" if verdict == YES else ("; ".join(reasons) if reasons else "too close to call: within 1\"?")
+    untyped = untyped_note(state, LineString([(f.x, f.y), (x, y)]).buffer(0.05))
     return Ruling("drop", f"{fighter_id} drops at ({x:.2f}, {y:.2f}, {z:.2f})", quotes.DROP, verdict,
-                  measured=h, threshold=DROP_IN, margin=sig, outcome=outcome,
+                  measured=h, threshold=DROP_IN, margin=sig, outcome=outcome, notes=(untyped,) if untyped else (),
                   also=(quotes.DROP_WHEN_TAKEN_DOWN, quotes.TOKENS_ARE_FLOOR),
                   measurements=(Measurement("horizontal distance", h, DROP_IN, sig, v_h),
                                 Measurement("height above the fighter", z - float(f.z), 0.0, 0.0,

@@ -65,6 +65,68 @@ class Cyl:
 
 
 @dataclass
+class Prism:
+    """Upright prism turned ``yaw`` (rad) about z: a box (``shape`` "rect", half sizes
+    ``hx``, ``hy`` along its own axes) or an elliptic cylinder ("oval", semi-axes
+    ``hx``, ``hy``). ``top`` colours its top face from local (u, v) inches, u along
+    the prism's own x axis."""
+    cx: float
+    cy: float
+    hx: float
+    hy: float
+    yaw: float
+    z0: float
+    z1: float
+    side_bgr: tuple
+    top: object  # callable(u, v) -> (h, w, 3) albedo
+    shape: str = "rect"
+
+    def aabb(self):
+        c, s = abs(math.cos(self.yaw)), abs(math.sin(self.yaw))
+        if self.shape == "rect":
+            ex, ey = c * self.hx + s * self.hy, s * self.hx + c * self.hy
+        else:
+            ex, ey = math.hypot(c * self.hx, s * self.hy), math.hypot(s * self.hx, c * self.hy)
+        return np.array([self.cx - ex, self.cy - ey, self.z0]), np.array([self.cx + ex, self.cy + ey, self.z1])
+
+    def hit(self, o, d):
+        c, s = np.float32(math.cos(self.yaw)), np.float32(math.sin(self.yaw))
+        if self.shape == "rect":
+            t, n, face = hit_box(o, d, self.cx, self.cy, self.yaw, self.hx, self.hy, self.z0, self.z1)
+            top = (face == 4) & np.isfinite(t)
+        else:
+            # An elliptic cylinder is a unit cylinder in coordinates scaled by 1/hx, 1/hy
+            # along its own axes; the ray parameter t is the same in both.
+            ox, oy = o[0] - self.cx, o[1] - self.cy
+            lo = ((ox * c + oy * s) / self.hx, (-ox * s + oy * c) / self.hy, o[2])
+            ld = ((d[0] * c + d[1] * s) / self.hx, (-d[0] * s + d[1] * c) / self.hy, d[2])
+            t, (ux, uy, nz), top = hit_cylinder(lo, ld, 0.0, 0.0, 1.0, self.z0, self.z1)
+            lnx, lny = ux / self.hx, uy / self.hy
+            ln = np.sqrt(lnx * lnx + lny * lny + nz * nz) + 1e-12
+            n = ((lnx * c - lny * s) / ln, (lnx * s + lny * c) / ln, nz / ln)
+        alb = np.empty(t.shape + (3,), np.float32)
+        alb[:] = self.side_bgr
+        if top.any():
+            tt = np.where(top, t, 0)
+            px = o[0] + tt * d[0] - self.cx
+            py = o[1] + tt * d[1] - self.cy
+            alb = np.where(top[..., None], self.top(px * c + py * s, -px * s + py * c), alb)
+        return t, n, alb
+
+    def moved(self, dx: float, dy: float, dz: float) -> "Prism":
+        return Prism(self.cx + dx, self.cy + dy, self.hx, self.hy, self.yaw, self.z0 + dz, self.z1 + dz,
+                     self.side_bgr, self.top, self.shape)
+
+
+def _flat(bgr):
+    col = np.asarray(bgr, np.float32)
+
+    def top(u, v):
+        return np.broadcast_to(col, np.shape(u) + (3,))
+    return top
+
+
+@dataclass
 class Ell:
     """Ellipsoid c + M u, |u| <= 1, of one colour (a slight mottling is added)."""
     c: np.ndarray
@@ -163,6 +225,9 @@ class FighterLook:
     base_bgr: tuple
     parts: list  # Ell, centred relative to base-top centre
     height: float
+    shape: str = "round"  # "oval" / "rect": half sizes ``half`` (in), turned ``yaw`` (rad)
+    half: tuple = (0.0, 0.0)
+    yaw: float = 0.0
 
     @classmethod
     def random(cls, rng: np.random.Generator, base_mm: float, rim_bgr) -> "FighterLook":
@@ -222,6 +287,66 @@ class FighterLook:
         return cls(r, tuple(rim_bgr), rim_w, BASING[int(rng.integers(len(BASING)))], parts, h)
 
 
+    @classmethod
+    def random_shaped(cls, rng: np.random.Generator, shape: str, size_mm: tuple[float, float], rim_bgr,
+                      yaw: float) -> "FighterLook":
+        """A model on an oval or rectangular base (``size_mm`` = width x depth, width
+        along the base's own axis, turned ``yaw`` rad). Small rectangles (Epic-scale
+        stands) carry a few tiny infantry figures or a vehicle block; larger bases a
+        beast or a vehicle along the long axis. Models overhang the base a little."""
+        hx, hy = max(size_mm) * MM / 2, min(size_mm) * MM / 2
+        f = np.array([math.cos(yaw), math.sin(yaw), 0.0])
+        s = np.array([-math.sin(yaw), math.cos(yaw), 0.0])
+        z = np.array([0, 0, 1.0])
+        paints = [p for p in PAINTS if _hue_far(p, rim_bgr)]
+
+        def paint():
+            return paints[int(rng.integers(len(paints)))]
+
+        parts: list = []
+        zmin = 0.0
+        small = hx <= 1.25 and hy <= 0.6
+        if small and rng.random() < 0.65:  # a stand of infantry: 3-5 figures, ~10 mm tall
+            n = int(rng.integers(3, 6))
+            h = float(rng.uniform(0.32, 0.45))
+            cloth, armour = paint(), paint()
+            for k in range(n):
+                a = (k + 0.5) / n * 2 - 1
+                p = f * (a * hx * 0.8 + rng.uniform(-0.05, 0.05)) + s * rng.uniform(-0.45, 0.45) * hy
+                phi = yaw + rng.uniform(-0.6, 0.6)
+                parts.append(ellipsoid(p + z * 0.3 * h, (0.07, 0.06, 0.3 * h), phi, 0, zmin, cloth))
+                parts.append(ellipsoid(p + z * 0.68 * h, (0.08, 0.1, 0.2 * h), phi, 0, zmin, armour))
+                parts.append(ellipsoid(p + z * 0.92 * h, (0.045, 0.045, 0.05), phi, 0, zmin, SKIN[int(rng.integers(len(SKIN)))]))
+                wa = phi + rng.uniform(-0.5, 0.5)  # a gun or spear, often over the rim
+                L = rng.uniform(0.12, 0.25)
+                parts.append(ellipsoid(p + z * 0.7 * h + np.array([math.cos(wa), math.sin(wa), 0]) * L * 0.6,
+                                       (L * 0.6, 0.02, 0.02), wa, rng.uniform(-0.3, 0.3), zmin, (60, 60, 65)))
+        elif shape == "rect":  # a vehicle: a block on the base (its gun overhangs), a turret
+            body = paint()
+            L, Wd = hx * rng.uniform(0.8, 0.95), hy * rng.uniform(0.55, 0.75)
+            h = float(rng.uniform(0.22, 0.38)) * max(1.0, hx / 0.8) ** 0.5
+            parts.append(Prism(0.0, 0.0, L, Wd, yaw, 0.02, 0.02 + 0.6 * h, tuple(float(c) * 0.85 for c in body),
+                               _flat(body), "rect"))
+            parts.append(ellipsoid(f * rng.uniform(-0.2, 0.1) * hx + z * 0.65 * h, (0.45 * hy, 0.4 * hy, 0.3 * h),
+                                   yaw, 0, zmin, paint()))
+            parts.append(ellipsoid(f * 0.55 * hx + z * 0.75 * h, (0.5 * hx, 0.03, 0.03), yaw, 0, zmin, (60, 60, 65)))
+        else:  # a beast (with a rider, often) along the long axis; its head overhangs
+            body = paint()
+            h = float(np.clip(0.6 + 0.5 * hx, 0.6, 1.8))
+            parts.append(ellipsoid(z * 0.45 * h, (0.75 * hx, 0.7 * hy, 0.3 * h), yaw, 0, zmin, body))
+            parts.append(ellipsoid(f * 0.85 * hx + z * 0.7 * h, (0.25 * hx, 0.35 * hy, 0.15 * h), yaw, -0.3, zmin, body))
+            parts.append(ellipsoid(f * 1.02 * hx + z * 0.78 * h, (0.12 * hx, 0.25 * hy, 0.1 * h), yaw, 0.2, zmin, paint()))
+            for a, b in ((0.5, 0.5), (0.5, -0.5), (-0.5, 0.5), (-0.5, -0.5)):
+                parts.append(ellipsoid(f * a * hx + s * b * hy + z * 0.2 * h, (0.12 * hx, 0.15 * hy, 0.2 * h), yaw, 0,
+                                       zmin, body))
+            parts.append(ellipsoid(-f * 0.95 * hx + z * 0.35 * h, (0.3 * hx, 0.08, 0.06), yaw, 0.3, zmin, body))
+            if rng.random() < 0.6:
+                parts.append(ellipsoid(z * 0.85 * h, (0.25 * hy, 0.35 * hy, 0.2 * h), yaw, 0, zmin, paint()))
+        rim_w = rng.uniform(1.0, 1.8) * MM
+        return cls(hx, tuple(rim_bgr), rim_w, BASING[int(rng.integers(len(BASING)))], parts,
+                   max(0.3, max((p.aabb()[1][2] for p in parts), default=0.3)), shape, (hx, hy), float(yaw))
+
+
 class _Noise:
     """A small shared noise image for surface mottling, sampled by local inches."""
     img = None
@@ -245,6 +370,21 @@ def fighter_mover(uid: int, look: FighterLook, x: float, y: float, z: float, thi
         inner = basing * m
         return np.where((rho > r - rim_w)[..., None], rim, inner).astype(np.float32)
 
+    if look.shape != "round":
+        hx, hy = look.half
+        oval = look.shape == "oval"
+
+        def top_shaped(u, v):
+            m = sample(noise, (u + x) * 40 % 256, (v + y) * 40 % 256)[..., None]
+            if oval:
+                edge = (u / (hx - rim_w)) ** 2 + (v / (hy - rim_w)) ** 2 > 1
+            else:
+                edge = (np.abs(u) > hx - rim_w) | (np.abs(v) > hy - rim_w)
+            return np.where(edge[..., None], rim, basing * m).astype(np.float32)
+
+        parts = [Prism(x, y, hx, hy, look.yaw, z, top_z, tuple(float(c) for c in rim * 0.9), top_shaped, look.shape)]
+        parts += [p.moved(x, y, top_z) for p in look.parts]
+        return Mover(ID_FIGHTER + uid, parts)
     parts = [Cyl(x, y, r, z, top_z, tuple(float(c) for c in rim * 0.9), top)]
     parts += [p.moved(x, y, top_z) for p in look.parts]
     return Mover(ID_FIGHTER + uid, parts)
@@ -295,7 +435,8 @@ def board_mover(rect: Rect) -> Mover:
 class TerrainBox:
     """A terrain piece: a box whose flat top carries its tag. ``tag_xy``/``theta`` place
     the tag (= the piece's origin, tag top edge = piece +y); ``rect`` is the footprint
-    (x0, y0, x1, y1) in the tag's frame."""
+    (x0, y0, x1, y1) in the tag's frame. ``tagged=False``: no tag is drawn (the piece
+    is found by its footprint only; ``tag_id`` then only keys its texture)."""
     tag_id: int
     type: str
     height: float
@@ -304,6 +445,7 @@ class TerrainBox:
     rect: tuple[float, float, float, float]
     bgr: tuple
     tag_size: float = 1.0
+    tagged: bool = True
 
     @property
     def centre(self) -> tuple[float, float]:
@@ -334,6 +476,9 @@ class TerrainBox:
                          for x, y in ((-h, h), (h, h), (h, -h), (-h, -h))])
 
 
+UNTAGGED_BGR = ((110, 115, 112), (120, 140, 160), (85, 100, 105), (150, 155, 150))
+
+
 @dataclass
 class Table:
     """The static scene: play area, table markers, terrain and the light."""
@@ -347,15 +492,17 @@ class Table:
 
     @classmethod
     def random(cls, rng: np.random.Generator, play_area_in=(30.0, 22.0), n_terrain: int = 5,
-               n_platforms: int = 2) -> "Table":
+               n_platforms: int = 2, n_untagged: int = 0) -> "Table":
         """A Warcry table: default markers, ``n_terrain`` non-overlapping boxes (the
-        first ``n_platforms`` are platforms, big enough to stand on), a light from above."""
+        first ``n_platforms`` are platforms, big enough to stand on), a light from above.
+        ``n_untagged`` more boxes (obstacles) carry no tag; with 0 the table is the same
+        as before the option existed (same random draws)."""
         W, D = play_area_in
         markers = [(0, (-1.5, -1.5), 2.0), (1, (W + 1.5, -1.5), 2.0), (2, (W + 1.5, D + 1.5), 2.0), (3, (-1.5, D + 1.5), 2.0)]
-        ids = list(rng.permutation(np.arange(10, 40))[:n_terrain])
+        ids = list(rng.permutation(np.arange(10, 40))[:n_terrain + n_untagged])
         pieces: list[TerrainBox] = []
         taken = []
-        for k in range(n_terrain):
+        for k in range(n_terrain + n_untagged):
             platform = k < n_platforms
             for _ in range(200):
                 wx, wy = (rng.uniform(4.0, 6.5), rng.uniform(3.5, 5.0)) if platform else (rng.uniform(2.0, 4.0), rng.uniform(1.8, 3.5))
@@ -366,9 +513,11 @@ class Table:
                 rect = (-wx / 2 - tx, -wy / 2 - ty, wx / 2 - tx, wy / 2 - ty)
                 theta = rng.uniform(-math.pi, math.pi)
                 pos = (rng.uniform(2.5, W - 2.5), rng.uniform(2.5, D - 2.5))
+                colour = (120, 140, 160) if platform else (110, 115, 112)
+                if k >= n_terrain:  # untagged pieces: stone of several shades
+                    colour = UNTAGGED_BGR[int(rng.integers(len(UNTAGGED_BGR)))]
                 tb = TerrainBox(int(ids[k]), "platform" if platform else "obstacle", float(height), pos, float(theta),
-                                tuple(float(v) for v in rect),
-                                (120, 140, 160) if platform else (110, 115, 112))
+                                tuple(float(v) for v in rect), colour, tagged=k < n_terrain)
                 poly = tb.polygon()
                 if not shp_box(0.5, 0.5, W - 0.5, D - 0.5).contains(poly):
                     continue
@@ -578,7 +727,8 @@ class Renderer:
             col = (lx + paper / 2) / paper * tt.shape[1]
             row = (paper / 2 - ly) / paper * tt.shape[0]
             on_tag = on_top & (col >= 0) & (col < tt.shape[1]) & (row >= 0) & (row < tt.shape[0])
-            a = np.where(on_tag[..., None], sample(tt, col, row), a)
+            if tb.tagged:
+                a = np.where(on_tag[..., None], sample(tt, col, row), a)
             alb[reg] = np.where(mm[..., None], a, alb[reg])
         # Light: Lambert + ambient, shadows of the terrain, the lamp gradient.
         L = self.L

@@ -1,0 +1,196 @@
+"""Oval and rectangular bases (issue #4 item 1): the config, the renderer's prisms, and
+detection + tracking on real renders (a Warcry table with oval, rectangular and round
+bases of three sides, some on platforms; an Epic table with units of touching 40 x 20 mm
+stands). Truth is read only to score."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+from tracker.annotate import Annotator
+from tracker.base_shapes import SHAPE_NAMES, shape_polygon
+from tracker.config import BaseSize, GameConfig
+from tracker.detection import KIND_BASE, TableDetector
+from tracker.errors import ConfigError
+from tracker.synthetic.scene import MM, FighterLook, Renderer, Table, fighter_mover
+from tracker.synthetic.camera import overhead_camera
+from tracker.synthetic.shapes import ShapedRenderer, plan_epic, plan_shaped
+from tracker.tracking import FighterTracker
+from tracker.world import MM_PER_IN
+
+SIDES = [{"index": 0, "colour": "red", "rim_bgr": [40, 38, 200]}, {"index": 1, "colour": "blue", "rim_bgr": [190, 95, 25]}]
+
+
+def _cfg(bases):
+    return GameConfig.from_dict({"kind": "epic", "sides": [{**SIDES[0], "bases_mm": bases}, SIDES[1]]})
+
+
+# ----------------------------------------------------------------------------- config
+def test_config_reads_round_oval_and_rect_bases():
+    side = _cfg([32, {"shape": "oval", "mm": [60, 35]}, {"shape": "rect", "mm": [20, 40]},
+                 {"shape": "round", "mm": 25}, "28.5"]).sides[0]
+    assert side.bases_mm == (32.0, 25.0, 28.5)
+    # width is the long side whichever order the sizes come in
+    assert side.shaped == (BaseSize("oval", 60.0, 35.0), BaseSize("rect", 40.0, 20.0))
+    plain = _cfg([25, 32]).sides[0]
+    assert plain.bases_mm == (25.0, 32.0) and plain.shaped == ()
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"shape": "rectangle", "mm": [40, 20]}, "did you mean 'rect'"),
+    ({"shape": "rect", "mms": [40, 20]}, "unknown key 'mms' (did you mean 'mm'?)"),
+    ({"shap": "rect", "mm": [40, 20]}, "unknown key 'shap' (did you mean 'shape'?)"),
+    ({"shape": "rect", "mm": [40, 0]}, "positive"),
+    ({"shape": "oval", "mm": [60]}, "two sizes [width, depth]"),
+    ({"shape": "oval", "mm": 60}, "two sizes [width, depth]"),
+    ({"shape": "rect"}, "missing required key 'mm'"),
+    ({"shape": "round", "mm": -3}, "positive diameter"),
+    ({"shape": "oval", "mm": [50, 50]}, "is round"),
+    (-25, "positive"),
+    ("big", "expected a diameter"),
+])
+def test_config_base_errors_say_where_and_what(entry, message):
+    with pytest.raises(ConfigError) as e:
+        _cfg([32, entry])
+    assert "config.sides[0].bases_mm[1]" in str(e.value) and message in str(e.value)
+
+
+# ----------------------------------------------------------------------------- renderer
+@pytest.mark.parametrize("shape", ["rect", "oval"])
+def test_prism_base_is_drawn_where_opencv_projects_it(shape):
+    """A bare base (no model) in a clean render covers exactly its projected outline."""
+    rng = np.random.default_rng(4)
+    table = Table.random(rng, n_terrain=0, n_platforms=0)
+    cam = overhead_camera(rng, 640, 360)
+    look = FighterLook(1.0, (40, 38, 200), 1.5 * MM, (40, 60, 75), [], 0.3, shape, (1.1, 0.6), math.radians(35))
+    r = Renderer(table, cam, 2)
+    empty = r.render([])[0]
+    img = r.render([fighter_mover(1, look, 14.0, 10.0, 0.0, 4 * MM)])[0]
+    changed = np.abs(img - empty).sum(axis=2) > 30
+    import cv2
+
+    top = np.array(shape_polygon(shape, 2.2, 1.2, 14.0, 10.0, 35.0).exterior.coords)
+    mask = np.zeros(changed.shape, np.uint8)
+    cv2.fillPoly(mask, [np.round(cam.project(np.column_stack([top, np.full(len(top), 4 * MM)]))).astype(np.int32)], 1)
+    inside = cv2.erode(mask, np.ones((3, 3), np.uint8)) > 0
+    assert inside.sum() > 150 and changed[inside].mean() > 0.99  # the top face, all drawn
+    hull = np.zeros(changed.shape, np.uint8)
+    allp = np.vstack([cam.project(np.column_stack([top, np.full(len(top), z)])) for z in (0.0, 4 * MM)])
+    cv2.fillConvexPoly(hull, cv2.convexHull(np.round(allp).astype(np.int32)), 1)
+    hull = cv2.dilate(hull, np.ones((5, 5), np.uint8)) > 0
+    # Nothing rim-coloured outside the prism (its shadow is darker, not red).
+    rim_like = changed & (img[..., 2] > img[..., 1] + 60)
+    assert rim_like[hull].sum() > 30 and not rim_like[~hull].any()
+
+
+# ----------------------------------------------------------------------------- detection
+def _score(bases, dets):
+    """Match truth to detections (<= 0.5 in): pairs, misses, false detections."""
+    d = dets[dets.kind == KIND_BASE]
+    tx = np.array([[b.x, b.y] for b in bases])
+    C = np.linalg.norm(tx[:, None, :] - d.xyz[None, :, :2], axis=2)
+    C = np.where(C < 0.5, C, 1e6)
+    ri, ci = linear_sum_assignment(C)
+    pairs = [(i, j) for i, j in zip(ri, ci) if C[i, j] < 1e6]
+    return d, pairs
+
+
+def _check(sc, dets, floor_rms=0.03, platform_rms=0.05, max_angle=2.0):
+    d, pairs = _score(sc.bases, dets)
+    assert len(pairs) == len(sc.bases), "every base found"
+    assert len(d) == len(sc.bases), "no doubles, no false bases"
+    floor, up, angle = [], [], []
+    for i, j in pairs:
+        b = sc.bases[i]
+        assert d.side[j] == b.side
+        assert SHAPE_NAMES[int(d.shape[j])] == b.shape
+        assert tuple(d.size_mm[j]) == pytest.approx(b.size_mm)
+        assert d.xyz[j, 2] == pytest.approx(b.z, abs=1e-6)
+        e = float(np.hypot(d.xyz[j, 0] - b.x, d.xyz[j, 1] - b.y))
+        (up if b.z > 0 else floor).append(e)
+        if b.shape != "round":
+            angle.append(abs((d.angle_deg[j] - b.angle_deg + 90) % 180 - 90))
+    assert math.sqrt(np.mean(np.square(floor))) <= floor_rms
+    if up:
+        assert math.sqrt(np.mean(np.square(up))) <= platform_rms
+    assert max(angle) <= max_angle
+    return floor, up, angle
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    sc = plan_shaped(np.random.default_rng(1))
+    r = ShapedRenderer(sc, 1280, 720, seed=1)
+    return sc, r
+
+
+@pytest.fixture(scope="module")
+def epic():
+    sc = plan_epic(np.random.default_rng(2), formations=("block", "line", "loose"))
+    r = ShapedRenderer(sc, 1920, 1080, seed=2)
+    return sc, r
+
+
+def _detector(sc, r):
+    cfg = GameConfig.from_dict(sc.config(r.camera.width, r.camera.height))
+    return TableDetector(cfg, r.camera, background=r.empty(), terrain=sc.terrain())
+
+
+def test_mixed_table_oval_rect_and_round_bases_of_three_sides(mixed):
+    sc, r = mixed
+    assert {b.shape for b in sc.bases} == {"oval", "rect", "round"} and any(b.z > 0 for b in sc.bases)
+    det = _detector(sc, r)
+    _check(sc, det.detect(r.frame()))
+
+
+def test_epic_units_of_touching_stands(epic):
+    sc, r = epic
+    assert len(sc.bases) == 12 and len({b.side for b in sc.bases}) == 3
+    # stands of a unit really touch (long edge to long edge, or end to end) or nearly
+    gaps = [a.polygon().distance(b.polygon()) for k, a in enumerate(sc.bases) for b in sc.bases[k + 1:]]
+    assert sum(g < 1e-3 for g in gaps) >= 6 and sum(g < 0.1 for g in gaps) == 9
+    det = _detector(sc, r)
+    _check(sc, det.detect(r.frame()))
+
+
+def test_tracking_and_follow_carry_shape_and_angle(epic):
+    """Frame 0: the whole table; then one unit moves 0.25 in a frame and is only
+    followed. Fighters keep their ids and carry rect bases turned as the stands are;
+    the annotator's outline of each is the stand's."""
+    sc, r = epic
+    det = _detector(sc, r)
+    tracker = FighterTracker(det.config, confirm_hits=1)
+    state = tracker.update(det.detect(r.frame()), 0, 0.0)
+    ids = {f.id for f in state.fighters}
+    assert len(ids) == 12
+    unit = [b.id for b in sc.bases if b.side == 0]
+    for k in (1, 2):
+        off = {i: (0.25 * k, -0.15 * k) for i in unit}
+        tracks = [(float(t.xyz[0]), float(t.xyz[1]), float(t.xyz[2]), t.side, t.base_mm, t.shape, *t.size_mm,
+                   t.angle_deg) for t in tracker.tracks]
+        dets = det.follow(r.frame(off, k=k + 1), tracks)
+        assert len(dets) == 12
+        state = tracker.update(dets, k, k / 15)
+    assert {f.id for f in state.fighters} == ids
+    for b in sc.bases:
+        dx, dy = (0.5, -0.3) if b.id in unit else (0.0, 0.0)
+        f = min(state.fighters, key=lambda f: math.hypot(f.x - b.x - dx, f.y - b.y - dy))
+        assert math.hypot(f.x - b.x - dx, f.y - b.y - dy) < 0.05
+        assert f.base.shape == "rect" and f.base.size_mm == (40.0, 20.0)
+        assert abs((f.base.angle_deg - b.angle_deg + 90) % 180 - 90) < 2.0
+        outline = Annotator.base_outline(f)[:, :2]
+        truth = shape_polygon("rect", 40 / MM_PER_IN, 20 / MM_PER_IN, b.x + dx, b.y + dy, b.angle_deg)
+        from shapely.geometry import Polygon
+
+        got = Polygon(outline)
+        assert got.intersection(truth).area / got.union(truth).area > 0.9
+
+
+def test_round_only_config_looks_for_no_shapes():
+    cfg = _cfg([25, 32])
+    cam = overhead_camera(np.random.default_rng(0), 320, 180)
+    det = TableDetector(cfg, cam)
+    assert det._shaped == []
+    assert [sizes for _, _, sizes in det._side_lab()] == [(25.0, 32.0), (25.0, 32.0)]
