@@ -75,6 +75,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(__import__(f"{__name__}.fighters_api", fromlist=["bp"]).bp)  # fighter states (#8)
     app.register_blueprint(judge_api.bp)
     app.register_blueprint(calib.bp)
+    app.register_blueprint(__import__(f"{__name__}.terrain_api", fromlist=["bp"]).bp)  # untagged terrain (#4)
+    app.register_blueprint(__import__(f"{__name__}.epic_api", fromlist=["bp"]).bp)  # Epic-scale games (#7)
 
     if app.config["START_PLAYER"]:
         start_player(app)
@@ -127,6 +129,7 @@ def start_player(app: Flask):
         game = current_game(get_db(), source=app.config["SOURCE"], footage=app.config["FOOTAGE"])
         player.set_control(control_of(game))
         player.set_adjustments(load(get_db(), game["id"]))  # roster and corrections survive restarts
+    __import__(f"{__name__}.terrain_api", fromlist=["apply_stored"]).apply_stored(app, player)  # judge's terrain types
     app.extensions[PLAYER_KEY] = player.start()
     # Stop the threads before the interpreter goes (OpenCV aborts if a capture is torn
     # down under a running thread), e.g. after ``flask --app webui init-db``.

@@ -3,7 +3,7 @@
 ========================================  ================================================
 GET  /calibration                         the page
 GET  /api/calibration                     health, setup{calibration_rms_px, pose_error_px,
-                                          warnings[]}, pose{reprojection_error_px,
+                                          warnings[], untagged_terrain[ids]}, pose{reprojection_error_px,
                                           markers_used, markers_missing, camera_position_in},
                                           markers{expected[], seen[{id, residual_px,
                                           corners_px}], missing[]}, residual_px (RMS of the
@@ -14,6 +14,8 @@ POST /api/calibration/table  {}           re-estimate the table pose from the cu
                                           (estimate_table_pose): 200 {reprojection_error_px,
                                           markers_used, markers_missing, previous_error_px,
                                           camera_moved_in}; 422 when too few markers show
+GET  /api/terrain, POST /api/terrain/<id>  untagged terrain and typing it (webui/terrain_api.py;
+                                          the page lists the pieces with a type selector)
 GET  /calibration/markers.jpg             the current frame with the table markers found
                                           (green) and where the pose expects them (red)
 GET  /calibration/coverage.png            where the calibration views' board corners fell
@@ -270,7 +272,8 @@ def calibration_state():
         "frame_index": latest.result.index,
         "health": pipe.health,
         "setup": {"calibration_rms_px": setup.calibration_rms_px, "pose_error_px": setup.pose_error_px,
-                  "warnings": list(setup.warnings)},
+                  "warnings": list(setup.warnings),
+                  "untagged_terrain": [p.id for p in getattr(setup, "untagged", ())]},
         "pose": pose_json(getattr(pipe.camera, "pose", None)),
         "markers": markers,
         "residual_px": markers["residual_px"],

@@ -41,6 +41,8 @@ def close_db(e: BaseException | None = None) -> None:
 
 SCHEMA = """\
 -- Tabletop tracker web UI: games and their end-of-round rulings (with JPEG evidence).
+DROP TABLE IF EXISTS epic_ledger;
+DROP TABLE IF EXISTS terrain_types;
 DROP TABLE IF EXISTS corrections;
 DROP TABLE IF EXISTS assignments;
 DROP TABLE IF EXISTS roster;
@@ -108,6 +110,28 @@ CREATE TABLE IF NOT EXISTS corrections (
 );
 
 CREATE INDEX IF NOT EXISTS corrections_game ON corrections (game_id, undone_at);
+
+-- Judge's types for terrain found without a tag (webui/terrain_api.py), per table set-up
+-- (footage folder); the centre says which piece was typed.
+CREATE TABLE IF NOT EXISTS terrain_types (
+  footage TEXT NOT NULL,
+  piece TEXT NOT NULL,
+  type TEXT NOT NULL,
+  height_in REAL NOT NULL CHECK (height_in >= 0),
+  centre_x REAL NOT NULL,
+  centre_y REAL NOT NULL,
+  typed_at TEXT NOT NULL,
+  typed_by TEXT NOT NULL,
+  PRIMARY KEY (footage, piece)
+);
+
+-- Epic-scale games: each game's Army Morale ledger (webui/epic_api.py), written in the
+-- same transaction as the Rally phase's rulings.
+CREATE TABLE IF NOT EXISTS epic_ledger (
+  game_id INTEGER PRIMARY KEY REFERENCES games (id),
+  ledger TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
 """
 
 #: Tables added after the first release: created in an existing database on start.

@@ -161,12 +161,24 @@ def stored_states(db: sqlite3.Connection, game: sqlite3.Row) -> FighterStates:
     return FighterStates.from_dict(json.loads(row["states"]))
 
 
-def current_states(db: sqlite3.Connection, game: sqlite3.Row, world) -> FighterStates:
-    """Stored states plus every fighter the camera sees now (fresh, ready)."""
+def current_states(db: sqlite3.Connection, game: sqlite3.Row, world, frame_index: int | None = None) -> FighterStates:
+    """Stored states plus every fighter the camera sees now (fresh, ready), plus what
+    the activation and damage tokens beside them say, on a table that reads them (the
+    game config's ``state_tokens:``): that is logged as a change made by the camera."""
     states = stored_states(db, game)
     if world is not None:
         states = states.with_fighters([f.id for f in world.fighters], wounds=roster_wounds(),
                                       sides={f.id: f.side for f in world.fighters})
+        spec = getattr(getattr(get_player(current_app), "pipeline", None), "config", None)
+        spec = getattr(spec, "state_tokens", None)
+        if spec is not None and world.state_tokens:
+            from tracker.state_tokens import apply_to_states
+
+            new, events = apply_to_states(states, world, spec)
+            if events:
+                record(db, game, new, who="camera", action="recognised", fighter_id=None, n=None,
+                       events=[e.to_dict() for e in events], frame_index=frame_index)
+                states = new
     elif roster_wounds():
         states = states.with_fighters([], wounds=roster_wounds())
     return states
@@ -262,7 +274,7 @@ def apply(action: str, fid: str | None, allowed: set[str], op):
         db.commit()
     db.execute("BEGIN IMMEDIATE")  # one change at a time: no lost updates between requests
     try:
-        states = current_states(db, game, world)
+        states = current_states(db, game, world, frame_index)
         if fid is not None and fid not in states:
             raise UnknownFighter(f"no fighter {fid!r} on the table or in this game "
                                  f"(known: {', '.join(states.ids) or 'none'})")
@@ -328,7 +340,10 @@ def state():
     db = fighter_db()
     game = the_game(db)
     world, frame_index = latest_world()
-    return jsonify(state_json(db, game, current_states(db, game, world), world, frame_index))
+    states = current_states(db, game, world, frame_index)
+    if db.in_transaction:
+        db.commit()  # what the camera recognised is kept
+    return jsonify(state_json(db, game, states, world, frame_index))
 
 
 @bp.get("/api/fighters/log")
