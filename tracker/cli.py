@@ -110,12 +110,14 @@ def _eval_frame(r) -> dict:
 
 
 @main.command("make-sample")
-@click.option("--out", type=click.Path(file_okay=False), default=None, help="folder (default: sample_footage/warcry-demo)")
-def make_sample(out):
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="folder (default: sample_footage/warcry-demo, or epic-demo with --epic)")
+@click.option("--epic", is_flag=True, help="the Epic-scale sample (180 x 120 cm, 40 x 20 mm stands)")
+def make_sample(out, epic):
     """Regenerate the bundled sample footage (deterministic)."""
-    from .synthetic.make_sample import DEFAULT_OUT, main as make
+    from .synthetic.make_sample import main as make
 
-    make.callback(Path(out) if out else DEFAULT_OUT)
+    make.callback(Path(out) if out else None, epic)
 
 
 def _register() -> None:

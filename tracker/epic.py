@@ -31,6 +31,7 @@ stand's.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Mapping, Sequence
 
@@ -118,6 +119,7 @@ class EpicSide:
     index: int
     zone: DeploymentZone
     entry_edge: str | None = None
+    army_morale: int = 0  # the Army Morale value the side starts the game with
 
 
 @dataclass(frozen=True)
@@ -401,6 +403,100 @@ def group_stands(fighters: Sequence[Fighter], roster: Sequence[UnitSpec],
     return tuple(out[i] for i in range(len(fighters)))
 
 
+def group_by_coherency(fighters: Sequence[Fighter], roster: Sequence[UnitSpec], *,
+                       settled: Mapping[str, str] | None = None, previous: Mapping[str, XY] | None = None,
+                       lost: Mapping[str, int] | None = None, coherency_cm: float = 5.0,
+                       size_tol_mm: float = 3.0) -> dict[str, str | None]:
+    """Stand id -> roster unit (or None), as a player sees units on the table: stands of
+    one side within ``coherency_cm`` of each other (closest base edges) form one group.
+
+    ``settled`` stands keep their unit; a new stand in a group with settled stands joins
+    the nearest of their units that has room (a stand found again under a new id rejoins
+    its unit). A group of new stands only goes to a unit with no settled stand present, chosen by ``linear_sum_assignment`` on: the stand count
+    missing or over (weighed most), then the distance (in) from the group's centre to the
+    unit's ``previous`` centre. A group bigger than its unit gives it the stands nearest
+    the group's centre. ``lost``: unit -> stands gone from the table, which a group of
+    new stands may not take the place of (a destroyed unit is not refilled).
+
+    >>> b = Base("rect", 40 / 25.4, 20 / 25.4)
+    >>> line = lambda p, x0, n: [Fighter(f"{p}{k}", 0, x0 + 0.8 * k, 5.0, 0.0, b) for k in range(n)]
+    >>> roster = [UnitSpec("three", 0, 3), UnitSpec("four", 0, 4)]
+    >>> g = group_by_coherency(line("a", 0, 4) + line("b", 30, 3), roster)
+    >>> sorted(g.items())
+    [('a0', 'four'), ('a1', 'four'), ('a2', 'four'), ('a3', 'four'), ('b0', 'three'), ('b1', 'three'), ('b2', 'three')]
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from .rules.measure import distance  # local: tracker.rules imports this module
+
+    settled = dict(settled or {})
+    prev = dict(previous or {})
+    out: dict[str, str | None] = {f.id: None for f in fighters}
+    for side in sorted({u.side for u in roster}):
+        units = {u.id: u for u in roster if u.side == side}
+        stands = [f for f in fighters if f.side == side
+                  and (f.id in settled or any(_size_matches(f.base, u.stand_mm, size_tol_mm) for u in units.values()))]
+        if not stands:
+            continue
+        n = len(stands)
+        reach_in = cm_to_in(coherency_cm)
+        near = np.zeros((n, n), bool)
+        for i in range(n):
+            for j in range(i + 1, n):
+                a, b = stands[i], stands[j]
+                if math.hypot(a.x - b.x, a.y - b.y) <= reach_in + a.base.radius_in + b.base.radius_in \
+                        and distance(a, b) <= reach_in:
+                    near[i, j] = near[j, i] = True
+        ncomp, label = connected_components(csr_matrix(near), directed=False)
+        room = {uid: u.stands for uid, u in units.items()}
+        for f in stands:
+            if f.id in settled and settled[f.id] in room:
+                out[f.id] = settled[f.id]
+                room[settled[f.id]] -= 1
+        present = {settled[f.id] for f in stands if f.id in settled}
+        fresh_groups = []
+        for c in range(ncomp):
+            members = [stands[i] for i in np.flatnonzero(label == c)]
+            known = [f for f in members if f.id in settled]
+            new = [f for f in members if f.id not in settled]
+            if not new:
+                continue
+            if not known:
+                fresh_groups.append(new)
+                continue
+            for f in new:  # joins its group's settled units, nearest first, where there is room
+                for k in sorted(known, key=lambda g: math.hypot(g.x - f.x, g.y - f.y)):
+                    uid = settled[k.id]
+                    if room.get(uid, 0) > 0 and _size_matches(f.base, units[uid].stand_mm, size_tol_mm):
+                        out[f.id] = uid
+                        room[uid] -= 1
+                        break
+        lost = dict(lost or {})
+        room = {uid: r - lost.get(uid, 0) for uid, r in room.items()}
+        free = [uid for uid in units if uid not in present and room[uid] > 0]
+        if not fresh_groups or not free:
+            continue
+        big = 1e9
+        cost = np.full((len(fresh_groups), len(free)), big)
+        for gi, g in enumerate(fresh_groups):
+            cx, cy = float(np.mean([f.x for f in g])), float(np.mean([f.y for f in g]))
+            for ui, uid in enumerate(free):
+                if not all(_size_matches(f.base, units[uid].stand_mm, size_tol_mm) for f in g):
+                    continue
+                # A unit seen before is kept where it was (moves are a few inches a frame);
+                # one never seen costs as much as a jump across most of the table.
+                cost[gi, ui] = 100.0 * abs(len(g) - room[uid]) + (math.dist((cx, cy), prev[uid]) if uid in prev else 60.0)
+        for gi, ui in zip(*linear_sum_assignment(cost)):
+            if cost[gi, ui] >= big:
+                continue
+            g, uid = fresh_groups[gi], free[ui]
+            cx, cy = float(np.mean([f.x for f in g])), float(np.mean([f.y for f in g]))
+            for f in sorted(g, key=lambda f: math.hypot(f.x - cx, f.y - cy))[:room[uid]]:
+                out[f.id] = uid
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # Config section
 # ---------------------------------------------------------------------------------------
@@ -482,8 +578,9 @@ def parse_epic_section(d: Any, where: str = "config.epic", play_area_in: Sequenc
             raise ConfigError(f"{sr.where}.index: side {idx} is not among config.sides ({', '.join(map(str, sides))})")
         edge = sr.choice("entry_edge", EDGES, None)
         zone = _zone(sr.get("deployment_zone", "dict"), f"{sr.where}.deployment_zone", idx, table_cm)
+        morale = sr.get("army_morale", "int", 0)
         sr.done()
-        out_sides.append(EpicSide(idx, zone, edge))
+        out_sides.append(EpicSide(idx, zone, edge, morale))
     if len({s.index for s in out_sides}) != len(out_sides):
         raise ConfigError(f"{where}.sides: two entries share a side index")
     known = {s.index for s in out_sides} | set(sides or ())

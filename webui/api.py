@@ -237,7 +237,12 @@ def state():
 @bp.post("/round/end")
 def end_round():
     """End the current battle round: compute objective control with the rules core,
-    keep the rulings with a JPEG of the table, advance the round."""
+    keep the rulings with a JPEG of the table, advance the round. An Epic-scale game
+    ends its Rally phase instead (webui.epic_api)."""
+    if getattr(the_player().pipeline, "epic", None) is not None:
+        from .epic_api import end_rally
+
+        return end_rally()
     data = json_body()
     unknown = set(data) - {"battle_round"}
     if unknown:

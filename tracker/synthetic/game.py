@@ -144,6 +144,18 @@ class Game:
     hands: list[HandScript]
     seconds: float
     pickups: dict[str, int] = field(default_factory=dict)  # token id -> fighter id (filled while playing)
+    kind = "warcry"  # the game's rules (an Epic-scale game subclasses this: tracker.synthetic.epic_game)
+
+    def play(self, fps: float, n_frames: int) -> Iterator["FrameState"]:
+        return play(self, fps, n_frames)
+
+    def frame_extra(self, state: "FrameState") -> dict:
+        """More truth for one frame (none for Warcry)."""
+        return {}
+
+    def truth_extra(self) -> dict:
+        """More truth for the whole set (none for Warcry)."""
+        return {}
 
     def config(self, width: int, height: int) -> dict:
         """The game config (the eval setup.json schema, loadable by GameConfig)."""
@@ -168,15 +180,16 @@ class Game:
             "terrain_library": [{"tag_id": tb.tag_id, "tag_size_in": tb.tag_size, "type": tb.type,
                                  "height_in": round(tb.height, 5),
                                  "footprint_in_tag_frame": [[round(x, 5), round(y, 5)] for x, y in tb.footprint_local()]}
-                                for tb in self.table.terrain],
+                                for tb in self.table.terrain if tb.tagged],
             "base_thickness_in": BASE_THICKNESS_IN,
         }
 
 
 def plan_game(rng: np.random.Generator, seconds: float = 24.0, n_fighters: int = 12, n_sides: int | None = None,
-              hands: bool = True, n_terrain: int = 5, side_colours: tuple[str, ...] | None = None) -> Game:
+              hands: bool = True, n_terrain: int = 5, side_colours: tuple[str, ...] | None = None,
+              n_untagged_terrain: int = 0) -> Game:
     """Lay out a table and script a game on it (see the module docstring)."""
-    table = Table.random(rng, n_terrain=n_terrain)
+    table = Table.random(rng, n_terrain=n_terrain, n_untagged=n_untagged_terrain)
     W, D = table.play_area_in
     n_sides = int(rng.integers(2, 5)) if n_sides is None else n_sides
     names = [str(c) for c in rng.permutation(list(SIDE_COLOURS))[:n_sides]]
@@ -547,12 +560,20 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
                fps: float = 15.0, video: bool = True, n_calib_views: int = 15, hands: bool = True,
                bump_at: int | None = None, bump_shift_in: float = 1.0, bump_tilt_deg: float = 2.0,
                n_fighters: int = 12, n_sides: int | None = None, supersample: int = 2,
-               jpeg_quality: int = 88, progress: bool = False, side_colours: tuple[str, ...] | None = None) -> Path:
+               jpeg_quality: int = 88, progress: bool = False, side_colours: tuple[str, ...] | None = None,
+               n_untagged_terrain: int = 0, game: Game | None = None, camera_height_in: float | None = None,
+               state_tokens: int = 0, clutter: int = 0) -> Path:
     """Render a whole set: game.yaml, calib/NN.jpg, table.jpg, clip.mp4 (or
     frames/NNNNNN.jpg when ``video`` is False) and truth.json. Deterministic in ``seed``.
 
     ``bump_at`` (a frame index) knocks the camera: from that frame on it is moved
     ``bump_shift_in`` and turned ``bump_tilt_deg``; the truth records the new camera.
+    ``n_untagged_terrain`` adds terrain boxes with no tag (kept out of the game config's
+    terrain library; the truth lists them under ``untagged_terrain`` with footprints).
+    ``state_tokens`` lays that many tagged state tokens (ids 80-83) beside fighters and
+    ``clutter`` that many untagged damage discs and dice on the table (state_props.py);
+    the config gets a ``state_tokens:`` section, each frame's truth ``state_tokens``
+    (with the fighter each belongs to) and ``clutter``.
 
     >>> render_set("/tmp/tiny", seed=1, width=640, height=360, seconds=1, fps=5,
     ...            n_calib_views=2, n_fighters=6)               # doctest: +SKIP
@@ -564,8 +585,14 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
     rng = np.random.default_rng(seed)
     # Separate streams, so e.g. the number of calib views does not change the game.
     r_game, r_cam, r_calib, r_sensor, r_bump = (np.random.default_rng(s) for s in rng.integers(0, 2**63, 5))
-    game = plan_game(r_game, seconds, n_fighters, n_sides, hands, side_colours=side_colours)
-    cam = overhead_camera(r_cam, width, height, game.table.play_area_in)
+    if game is None:  # else a game planned by the caller (e.g. an Epic-scale one), rendered the same way
+        game = plan_game(r_game, seconds, n_fighters, n_sides, hands, side_colours=side_colours,
+                         n_untagged_terrain=n_untagged_terrain)
+    cam = overhead_camera(r_cam, width, height, game.table.play_area_in, height_in=camera_height_in)
+    props = []
+    if state_tokens or clutter:  # own stream: without them the set is exactly as before
+        from .state_props import plan_props
+        props = plan_props(np.random.default_rng([seed, 8080]), game, state_tokens, clutter)
     sensor = Sensor.random(r_sensor)
     n_frames = int(round(seconds * fps))
     cam_bumped = bumped(cam, r_bump, bump_shift_in, bump_tilt_deg) if bump_at is not None else None
@@ -598,7 +625,7 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
     else:
         (out / "frames").mkdir(exist_ok=True)
     frames = []
-    it = play(game, fps, n_frames)
+    it = game.play(fps, n_frames)
     if progress:
         from tqdm import tqdm
         it = tqdm(it, total=n_frames, desc=f"rendering {out.name}", unit="frame")
@@ -610,13 +637,21 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
             fcam = cam_bumped
             if i == bump_at:
                 renderer = Renderer(game.table, cam_bumped, supersample)
-        img, info = renderer.render(movers_for(state))
+        if props:
+            from .state_props import prop_movers, prop_truth
+            fxy = {f.id: xy for f, xy, _ in state.fighters}
+            img, info = renderer.render(movers_for(state) + prop_movers(props, fxy))
+        else:
+            img, info = renderer.render(movers_for(state))
         u8 = sensor.apply(img, noise_rng(2, i))
         if writer is not None:
             writer.write(u8)
         else:
             cv2.imwrite(str(out / f"frames/{i:06d}.jpg"), u8, enc)
         ft = frame_truth(i, state, fcam, info, renderer)
+        if props:
+            ft.update(prop_truth(props, fxy, info))
+        ft.update(game.frame_extra(state))
         if cam_bumped is not None and i == bump_at:
             ft["camera"] = cam_bumped.to_truth()
         if not video:
@@ -627,13 +662,16 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
         writer.release()
 
     cfg = game.config(width, height)
+    if props:
+        from .state_props import state_tokens_config
+        cfg["state_tokens"] = state_tokens_config()
     cfg.update({"fps": fps, "video": "clip.mp4" if video else None,
                 "frames": None if video else [f["file"] for f in frames],
                 "calibration_views": [v["file"] for v in views], "empty_table": "table.jpg"})
     (out / "game.yaml").write_text("# Rendered by tracker.synthetic (seed %d). Units: inches.\n" % seed
                                    + yaml.safe_dump(cfg, sort_keys=False))
     truth = {
-        "generator": "tracker.synthetic", "seed": seed, "kind": "warcry",
+        "generator": "tracker.synthetic", "seed": seed, "kind": game.kind,
         "image": {"width": width, "height": height, "supersample": supersample},
         "camera": cam.to_truth(), "fps": fps, "video": "clip.mp4" if video else None, "n_frames": n_frames,
         "table": {"play_area_in": list(game.table.play_area_in),
@@ -645,7 +683,7 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
                               "theta_deg": _r(math.degrees(tb.theta))},
                      "footprint": [[_r(x), _r(y)] for x, y in tb.footprint_world()],
                      "tag_corners_world": [[_r(v) for v in c] for c in tb.tag_corners_world()]}
-                    for tb in game.table.terrain],
+                    for tb in game.table.terrain if tb.tagged],
         "teams": [{"index": s["index"], "colour": s["colour"], "bgr": s["rim_bgr"]} for s in game.sides],
         "light_dir": [_r(v) for v in game.table.light_dir],
         "photometric": {"noise_sigma": _r(sensor.noise_sigma, 3), "blur_sigma": _r(sensor.blur_sigma, 3),
@@ -665,6 +703,12 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
         "timing": {"total_s": _r(time.time() - t_start, 2), "frame_s_mean": _r(np.mean(frame_times) if frame_times else 0, 4)},
         "frames": frames,
     }
+    untagged = [tb for tb in game.table.terrain if not tb.tagged]
+    if untagged:  # only then: sets without untagged terrain keep their exact truth
+        truth["untagged_terrain"] = [{"type": tb.type, "height_in": _r(tb.height),
+                                      "footprint": [[_r(x), _r(y)] for x, y in tb.footprint_world()],
+                                      "area_sq_in": _r(tb.polygon().area)} for tb in untagged]
+    truth.update(game.truth_extra())
     (out / "truth.json").write_text(json.dumps(truth, indent=None, separators=(",", ":")))
     return out
 

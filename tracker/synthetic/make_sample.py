@@ -2,9 +2,11 @@
 
     python -m tracker.synthetic.make_sample            # -> sample_footage/warcry-demo/
     python -m tracker.synthetic.make_sample --out /tmp/demo
+    python -m tracker.synthetic.make_sample --epic     # -> sample_footage/epic-demo/
 
-24 s of a Warcry game at 1280x720, 15 fps (360 frames), 15 calibration views, the
-empty table, game.yaml and truth.json. Takes a few minutes on two cores.
+Warcry: 24 s at 1280x720, 15 fps (360 frames). Epic: 14 s of a 180 x 120 cm table at
+1920x1080, 8 fps (112 frames). Each with 15 calibration views, the empty table,
+game.yaml and truth.json. A few minutes each on two cores.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ SAMPLE = dict(seed=SAMPLE_SEED, width=1280, height=720, seconds=24.0, fps=15.0, 
               # tracker warns that green rims on this mat are hard to see (and they are).
               side_colours=("red", "white", "blue"))
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "sample_footage" / "warcry-demo"
+EPIC_SEED = 7
+EPIC_SAMPLE = dict(seed=EPIC_SEED, width=1920, height=1080, seconds=14.0, fps=8.0, video=True, n_calib_views=15,
+                   jpeg_quality=88)
+EPIC_OUT = DEFAULT_OUT.parent / "epic-demo"
 
 
 def _clear(out: Path) -> None:
@@ -33,14 +39,21 @@ def _clear(out: Path) -> None:
 
 
 @click.command()
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, show_default=True,
-              help="folder to write the set into")
-def main(out: Path) -> None:
-    """Render sample_footage/warcry-demo (deterministic)."""
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="folder to write the set into (default: sample_footage/warcry-demo or epic-demo)")
+@click.option("--epic", is_flag=True, help="the Epic-scale sample (180 x 120 cm, 40 x 20 mm stands)")
+def main(out: Path | None, epic: bool = False) -> None:
+    """Render sample_footage/warcry-demo, or with --epic sample_footage/epic-demo (deterministic)."""
+    out = out or (EPIC_OUT if epic else DEFAULT_OUT)
     out.mkdir(parents=True, exist_ok=True)
     _clear(out)
     t = time.time()
-    render_set(out, progress=True, **SAMPLE)
+    if epic:
+        from .epic_game import render_epic_set
+
+        render_epic_set(out, progress=True, **EPIC_SAMPLE)
+    else:
+        render_set(out, progress=True, **SAMPLE)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     click.echo(f"wrote {out} ({size / 1e6:.1f} MB) in {time.time() - t:.0f} s")
 

@@ -1,0 +1,205 @@
+"""Epic-scale games on the web page: units, markers with their 15 cm rings, Rescue
+escorts, and the Army Morale ledger applied at the end of each Rally phase.
+
+``GET  /api/epic``              the table now: units, markers (controller if the Rally
+                                phase ended now), Rescue escorts, placement checks, ledger
+``POST /api/epic/rally``        end the Rally phase of the current battle round: control
+                                (with rulings), then every Morale effect; dice entered
+                                ``{"dice": {"marker id": score}}`` or rolled by the tool
+                                (seeded by the game and round, logged); Capture markers
+                                need ``{"capture_choices": {"id": "capture"|"destroy"}}``
+``POST /api/epic/close-combat`` ``{"marker": id, "new_escort": unit}``: the escort died in
+                                close combat and the enemy unit in base contact claims it
+``GET  /api/epic/ledger``       the ledger: Army Morale per side and its history per round
+
+The Rally phase end is stored like a Warcry round end (the ``rulings`` table, with a JPEG
+of the table), so the log, the timeline and the export show it; the ledger is kept in
+its own table (``epic_ledger``, webui/db.py), written in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from flask import Blueprint, current_app, jsonify
+
+from .api import int_arg, json_body, jsonable, ruling_json, sides_json, the_latest, the_player, this_game
+from .db import control_of, get_db, now_iso
+from .errors import ApiError
+
+bp = Blueprint("epic", __name__, url_prefix="/api/epic")
+
+def _epic(player):
+    table = getattr(player.pipeline, "epic", None)
+    if table is None:
+        raise ApiError(409, f"this table plays '{player.pipeline.config.kind}', not an Epic-scale game; "
+                            f"give a game config with kind: epic and an epic: section")
+    return table
+
+
+def load_ledger(db: sqlite3.Connection, game_id: int, config):
+    """The game's ledger (a fresh one at each side's starting Army Morale if none yet)."""
+    from tracker.rules.epic_morale import MoraleLedger
+
+    row = db.execute("SELECT ledger FROM epic_ledger WHERE game_id = ?", (game_id,)).fetchone()
+    start = MoraleLedger.start({s.index: s.army_morale for s in config.sides}, config.options.morale_timing)
+    if row is None:
+        return start, None
+    return start, json.loads(row["ledger"])
+
+
+def _ledger_dict(db: sqlite3.Connection, game_id: int, config) -> dict[str, Any]:
+    start, stored = load_ledger(db, game_id, config)
+    return stored if stored is not None else start.to_dict()
+
+
+def _ledger_obj(db: sqlite3.Connection, game_id: int, config):
+    """The ledger to apply the next Rally phase to, from the stored one."""
+    from dataclasses import replace
+
+    start, stored = load_ledger(db, game_id, config)
+    if stored is None:
+        return start
+    # The history stays in the stored JSON (each round's changes with their dice); the
+    # ledger object only needs the values and the markers removed from play.
+    return replace(start, morale={int(k): int(v) for k, v in stored["morale"].items()},
+                   removed=frozenset(stored.get("removed", ())))
+
+
+@bp.get("")
+def view():
+    player = the_player()
+    latest = the_latest(player)
+    table = _epic(player)
+    view = latest.result.epic
+    db = get_db()
+    game = this_game(db)
+    body = {"frame_index": latest.result.index, "battle_round": game["battle_round"], "sides": sides_json(),
+            "game_over": game["ended_at"] is not None,
+            "view": jsonable(view.to_dict()) if view is not None else None,
+            "table_rulings": [r.to_dict() for r in table.rulings[-20:]],
+            "ledger": _ledger_dict(db, game["id"], table.config)}
+    return jsonify(body)
+
+
+@bp.get("/ledger")
+def ledger():
+    player = the_player()
+    table = _epic(player)
+    db = get_db()
+    game = this_game(db)
+    return jsonify(_ledger_dict(db, game["id"], table.config))
+
+
+def _dice(data: dict[str, Any], game_id: int, rnd: int):
+    from tracker.rules.epic_morale import Dice
+
+    entered = data.get("dice", {})
+    if not isinstance(entered, dict):
+        raise ApiError(400, "'dice' must be an object: marker id -> the score rolled")
+    scores = {str(k): int_arg(v, f"dice.{k}", minimum=1, maximum=6) for k, v in entered.items()}
+    seed = data.get("seed", f"game{game_id}")
+    if not isinstance(seed, (str, int)) or isinstance(seed, bool):
+        raise ApiError(400, "'seed' must be a string or a whole number")
+    return Dice(seed=seed, entered=scores)
+
+
+@bp.post("/rally")
+def end_rally():
+    """End the Rally phase of the current battle round (see the module docstring)."""
+    from tracker.errors import UserError
+
+    data = json_body()
+    unknown = set(data) - {"battle_round", "dice", "seed", "capture_choices"}
+    if unknown:
+        raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; "
+                            f"use battle_round, dice, seed, capture_choices")
+    choices = data.get("capture_choices", {})
+    if not isinstance(choices, dict):
+        raise ApiError(400, "'capture_choices' must be an object: Capture marker id -> 'capture' or 'destroy'")
+    player = the_player()
+    latest = the_latest(player)
+    table = _epic(player)
+    db = get_db()
+    game = this_game(db)
+    max_rounds = int(current_app.config["MAX_ROUNDS"])
+    if game["ended_at"] is not None:
+        raise ApiError(409, f"game {game['id']} ended after battle round {game['battle_round']}; "
+                            f"start a new game (POST /api/game/new)")
+    rnd = game["battle_round"]
+    if "battle_round" in data:
+        asked = int_arg(data["battle_round"], "battle_round", minimum=1, maximum=max_rounds)
+        if asked != rnd:
+            raise ApiError(409, f"battle round {asked} is not the current round ({rnd}); reload the page")
+    dice = _dice(data, game["id"], rnd)
+    before = _ledger_obj(db, game["id"], table.config)
+    st = player.view_state(latest)
+    try:
+        new, ctl = player.call_in_pipeline(
+            lambda _pipeline: table.end_rally_phase(before, st, rnd, dice, {str(k): v for k, v in choices.items()}))
+    except UserError as e:  # a die out of range, a missing Capture choice
+        raise ApiError(400, str(e)) from None
+    stored = _ledger_dict(db, game["id"], table.config)
+    ledger = new.to_dict()
+    ledger["history"] = list(stored.get("history", [])) + ledger["history"]
+    previous = control_of(game)
+    control = dict(ctl.control)
+    rulings = [r.to_dict() for r in ctl.rulings] + [
+        {"question": "army morale", "subject": c["marker"], "verdict": "yes", "outcome":
+         f"side {c['side']} {c['delta']:+d} ({c['effect']}" + (f", {c['die']} = {c['roll']} {c['source']}" if c["die"] else "")
+         + ")", "rule": c["rule"], "details": c}
+        for c in (ledger["history"][-1]["changes"] if ledger["history"] else [])]
+    snapshot = player.evidence_jpeg(latest, control, state=st)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        again = db.execute("SELECT battle_round, ended_at FROM games WHERE id = ?", (game["id"],)).fetchone()
+        if again["battle_round"] != rnd or again["ended_at"] is not None:
+            raise ApiError(409, f"battle round {rnd} was just ended by another request; reload the page")
+        cur = db.execute(
+            "INSERT INTO rulings (game_id, battle_round, created_at, frame_index, time_s, previous_control,"
+            " control, rulings, state, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (game["id"], rnd, now_iso(), int(latest.result.index), float(latest.result.time_s),
+             json.dumps(previous), json.dumps(control), json.dumps(jsonable(rulings)),
+             json.dumps(jsonable(st.to_dict())), snapshot))
+        db.execute("INSERT INTO epic_ledger (game_id, ledger, updated_at) VALUES (?, ?, ?) "
+                   "ON CONFLICT (game_id) DO UPDATE SET ledger = excluded.ledger, updated_at = excluded.updated_at",
+                   (game["id"], json.dumps(jsonable(ledger)), now_iso()))
+        if rnd >= max_rounds:
+            db.execute("UPDATE games SET control = ?, ended_at = ? WHERE id = ?", (json.dumps(control), now_iso(), game["id"]))
+        else:
+            db.execute("UPDATE games SET control = ?, battle_round = ? WHERE id = ?",
+                       (json.dumps(control), rnd + 1, game["id"]))
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+    player.set_control(control)
+    row = db.execute("SELECT * FROM rulings WHERE id = ?", (cur.lastrowid,)).fetchone()
+    body = ruling_json(row)
+    body.update({"ruling_id": row["id"], "ended_round": rnd, "ledger": ledger,
+                 "battle_round": rnd if rnd >= max_rounds else rnd + 1, "game_over": rnd >= max_rounds,
+                 "warnings": ["hands were over the table in this frame: check the picture"] if st.hands_over_table else []})
+    return jsonify(body), 201
+
+
+@bp.post("/close-combat")
+def close_combat():
+    data = json_body()
+    unknown = set(data) - {"marker", "new_escort"}
+    if unknown or not isinstance(data.get("marker"), str) or not isinstance(data.get("new_escort"), str):
+        raise ApiError(400, "give {\"marker\": Rescue marker id, \"new_escort\": unit id}")
+    player = the_player()
+    table = _epic(player)
+
+    def claim(_pipeline):
+        return table.close_combat_claim(data["marker"], data["new_escort"])
+    try:
+        ruling = player.call_in_pipeline(claim)
+    except KeyError:
+        raise ApiError(404, f"no Rescue marker '{data['marker']}' on this table; "
+                            f"markers: {', '.join(sorted(table.rescues)) or 'none yet'}") from None
+    except ValueError as e:
+        raise ApiError(409, str(e)) from None
+    return jsonify(jsonable(ruling.to_dict()))
