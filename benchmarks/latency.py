@@ -9,7 +9,8 @@ then reads /stream.mjpg as one viewer for ``--seconds`` (24 s: the whole sample 
 while polling /api/state at ``--poll-hz``. Every MJPEG part carries the times the live
 player recorded in-process (``webui/live.py``, Unix seconds, same machine's clock):
 ``X-Frame-Entered`` (the frame shown entered the player), ``X-State-Entered`` (the frame
-the overlay was computed on entered it) and ``X-State-Ready`` (that state published).
+the overlay was computed on entered it), ``X-State-Started`` (the pipeline started on that
+frame) and ``X-State-Ready`` (that state published).
 Printed, median and p95 in ms:
 
 * state ready: frame enters the player -> its state is published (waiting for the
@@ -17,6 +18,12 @@ Printed, median and p95 in ms:
 * overlay on the stream: frame enters -> the first JPEG carrying the overlay computed on
   that frame is received by the viewer (the issue's figure: camera to overlay on screen,
   browser decode aside);
+* pipeline processing: the pipeline started on the frame -> its state published (the
+  pipeline's own time, which the machine's load inflates);
+* overlay minus processing: the overlay on the stream with that frame's processing time
+  taken out (the structural lag alone: waiting for the pipeline to be free, then for the
+  stream to carry the state, annotate, encode, send);
+* overlay after ready: state published -> first JPEG with it received;
 * overlay age: at each JPEG received, how old the moment its overlay shows is (what a
   viewer sees at any time, frames the pipeline had no time for included);
 * video: frame enters -> its own JPEG (picture with the newest overlay pasted) received;
@@ -86,7 +93,8 @@ def read_stream(url: str, seconds: float) -> tuple[float, list[dict]]:
                           "state_index": int(headers["x-state-frame-index"]),
                           "entered": float(headers["x-frame-entered"]),
                           "state_entered": float(headers["x-state-entered"]),
-                          "state_ready": float(headers["x-state-ready"])})
+                          "state_ready": float(headers["x-state-ready"]),
+                          "state_started": float(headers.get("x-state-started", "nan"))})
     finally:
         conn.close()
     return connected, parts
@@ -122,6 +130,10 @@ def figures(connected: float, parts: list[dict], polled: list[tuple[float, int]]
             states[p["state_entered"]] = p
     ready = [(p["state_ready"] - e) * ms for e, p in states.items()]
     overlay = [(p["received"] - e) * ms for e, p in states.items()]
+    timed = [(e, p) for e, p in states.items() if p["state_started"] > 0]  # (NaN: an older server)
+    processing = [(p["state_ready"] - p["state_started"]) * ms for e, p in timed]
+    structural = [(p["received"] - e - (p["state_ready"] - p["state_started"])) * ms for e, p in timed]
+    after_ready = [(p["received"] - p["state_ready"]) * ms for e, p in states.items()]
     age = [(p["received"] - p["state_entered"]) * ms for p in parts if p["state_entered"] > 0]
     video = [(p["received"] - p["entered"]) * ms for p in parts if p["entered"] >= connected]
     # the state API: frame indices repeat when the clip loops, so each index is matched to
@@ -137,7 +149,9 @@ def figures(connected: float, parts: list[dict], polled: list[tuple[float, int]]
             api.setdefault(e, (t - e) * ms)
     frames = {p["entered"] for p in parts}
     return {"parts": len(parts), "source_frames": len(frames), "states": len(states),
-            "state_ready_ms": ready, "overlay_on_stream_ms": overlay, "overlay_age_ms": age,
+            "state_ready_ms": ready, "overlay_on_stream_ms": overlay, "processing_ms": processing,
+            "overlay_minus_processing_ms": structural, "overlay_after_ready_ms": after_ready,
+            "overlay_age_ms": age,
             "video_ms": video, "state_api_ms": list(api.values()), "polls": len(polled)}
 
 
@@ -182,6 +196,8 @@ def main() -> None:
         print(f"{args.seconds:g} s, one viewer: {f['parts']} JPEGs of {f['source_frames']} source frames; "
               f"{f['states']} got their own state ({100 * out['own_state_share']:.0f} %, the rest dropped)")
         names = [("state_ready_ms", "state ready (in-process)"), ("overlay_on_stream_ms", "overlay on the stream"),
+                 ("processing_ms", "pipeline processing"), ("overlay_minus_processing_ms", "overlay minus processing"),
+                 ("overlay_after_ready_ms", "overlay after state ready"),
                  ("overlay_age_ms", "overlay age when shown"), ("video_ms", "video frame on the stream"),
                  ("state_api_ms", f"state API ({args.poll_hz:g} Hz polling)")]
         print(f"  {'frame enters the player ->':30s} {'median':>8s} {'p95':>8s} {'max':>8s}     n")

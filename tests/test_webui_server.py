@@ -58,10 +58,11 @@ def test_state_and_mjpeg_over_http(live_url):
         state = json.loads(r.read())
     assert state["state"]["fighters"] and state["fps"]["source"] > 0
 
-    parts = read_mjpeg(live_url + "/stream.mjpg", 3)
-    assert len(parts) == 3
+    parts = read_mjpeg(live_url + "/stream.mjpg", 4)
+    assert len(parts) == 4
     indices = [i for i, _ in parts]
-    assert indices == sorted(indices) and len(set(indices)) == 3, indices  # new frames, in order
+    # new frames, in order (a frame may come twice: again at once with a newly processed overlay)
+    assert indices == sorted(indices) and len(set(indices)) >= 2, indices
     for _, jpg in parts:
         img = cv2.imdecode(np.frombuffer(jpg, np.uint8), cv2.IMREAD_COLOR)
         assert img is not None and img.shape[1] == state["stream"]["width"]

@@ -9,8 +9,13 @@ Everything the request threads read goes through one lock; a
 :class:`threading.Condition` wakes the MJPEG streams on each new frame.
 
 The video streams at the source's rate, not the processing rate: each frame read is
-shown with the overlay of the newest processed state (``wait_video`` / ``video_jpeg``),
-annotated and JPEG-encoded once per frame and layer set whatever the number of viewers.
+shown with the overlay of the newest processed state, and each newly processed state is
+shown at once on the newest frame (``wait_view`` / ``video_jpeg``): a stream part goes out
+when either a source frame or a state is new, never waiting for the other, always the
+newest pair (a viewer that falls behind skips to it, nothing queues). Each (frame, state,
+layer set) is annotated and JPEG-encoded once whatever the number of viewers; a new
+state's first part for each layer set being watched is made by the processing thread
+right after the state is published, before it starts the next frame.
 Judges' roster assignments and corrections (:mod:`webui.adjust`) are applied to every
 state shown (``view_state``); ``call_in_pipeline`` runs a change to the pipeline (a new
 table pose) on the processing thread between two frames.
@@ -48,6 +53,8 @@ class Latest:
     lock: Any = field(default_factory=threading.Lock, compare=False, repr=False)
     entered_at: float = 0.0  # time.time() when its frame entered the player (latency figures)
     ready_at: float = 0.0  # time.time() when this state was published
+    started_at: float = 0.0  # time.time() when the pipeline started on its frame
+    video_seq: int = 0  # the VideoFrame.seq of its frame
 
 
 @dataclass(frozen=True)
@@ -81,7 +88,7 @@ class LivePlayer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._reader: threading.Thread | None = None
-        self._mailbox: tuple[int, float, np.ndarray, float] | None = None
+        self._mailbox: tuple[int, float, np.ndarray, float, int] | None = None
         self._source_done = False
         self._latest: Latest | None = None
         self._video: VideoFrame | None = None
@@ -89,6 +96,7 @@ class LivePlayer:
         self._adjust = None  # webui.adjust.Adjustments: roster and judge corrections
         self._calls: deque = deque()  # work to run on the processing thread between frames
         self._done_times: deque[float] = deque(maxlen=30)
+        self._streams: dict[frozenset, int] = {}  # layer set -> MJPEG viewers streaming it
         self.processed = 0
         self.dropped = 0
         self.errors = 0
@@ -142,9 +150,9 @@ class LivePlayer:
                     if self._mailbox is not None:
                         self.dropped += 1  # processing is behind: drop, never queue
                     entered = time.time()
-                    self._mailbox = (index, t, frame, entered)
-                    self._video = VideoFrame((self._video.seq if self._video else 0) + 1, index, t, frame,
-                                             entered_at=entered)
+                    vseq = (self._video.seq if self._video else 0) + 1
+                    self._mailbox = (index, t, frame, entered, vseq)
+                    self._video = VideoFrame(vseq, index, t, frame, entered_at=entered)
                     self._cond.notify_all()
                 if not self.realtime:  # as fast as processing goes, nothing dropped
                     with self._cond:
@@ -173,8 +181,8 @@ class LivePlayer:
                 self._run_calls()
                 if item is None:
                     break  # source ended (or stop)
-                index, t, frame, entered = item
-                self._process(frame, index, t, entered)
+                index, t, frame, entered, vseq = item
+                self._process(frame, index, t, entered, vseq)
         finally:
             self.finished = True
             self._run_calls()
@@ -208,7 +216,9 @@ class LivePlayer:
             raise out["error"]
         return out.get("value")
 
-    def _process(self, frame: np.ndarray, index: int, t: float, entered_at: float = 0.0) -> None:
+    def _process(self, frame: np.ndarray, index: int, t: float, entered_at: float = 0.0,
+                 video_seq: int = 0) -> None:
+        started = time.time()
         try:
             result = self.pipeline.process(frame, index, t)
         except UserError as e:
@@ -227,10 +237,23 @@ class LivePlayer:
         now = time.monotonic()
         with self._cond:
             seq = (self._latest.seq if self._latest else 0) + 1
-            self._latest = Latest(seq, result, small, scale, now, entered_at=entered_at, ready_at=time.time())
+            self._latest = latest = Latest(seq, result, small, scale, now, entered_at=entered_at,
+                                           ready_at=time.time(), started_at=started, video_seq=video_seq)
             self._done_times.append(now)
             self.processed += 1
             self._cond.notify_all()
+            video, streamed = self._video, list(self._streams)[:4]
+        # The new state's first stream part (newest frame, this overlay, JPEG) for each
+        # layer set being watched, made before the next frame is started: the viewers'
+        # threads would do the same work, cached the same, but fighting the pipeline
+        # for the interpreter lock (it makes whichever is first wait for the other).
+        if video is not None and video.seq >= latest.video_seq:
+            for layers in streamed:
+                try:
+                    self.video_jpeg(video, latest, layers)
+                except Exception:  # noqa: BLE001 - a viewer's request will say what is wrong
+                    log.exception("drawing the overlay of frame %d failed", index)
+                    break
 
     # -- what the request threads read -----------------------------------------------
     def latest(self) -> Latest | None:
@@ -250,17 +273,36 @@ class LivePlayer:
                 self._cond.wait(left)
         return None
 
-    def wait_video(self, after_seq: int, timeout: float = 1.0) -> tuple[VideoFrame, Latest] | None:
-        """The first source frame newer than ``after_seq`` once a frame has been
-        processed, with the newest processed frame (None on timeout or when stopped)."""
+    def stream_opened(self, layers: Iterable[str]) -> None:
+        """An MJPEG viewer of ``layers`` is watching (its new states' parts are made at once)."""
+        key = frozenset(layers)
+        with self._lock:
+            self._streams[key] = self._streams.get(key, 0) + 1
+
+    def stream_closed(self, layers: Iterable[str]) -> None:
+        key = frozenset(layers)
+        with self._lock:
+            n = self._streams.get(key, 0) - 1
+            if n > 0:
+                self._streams[key] = n
+            else:
+                self._streams.pop(key, None)
+
+    def wait_view(self, after: tuple[int, int] | None = None,
+                  timeout: float = 1.0) -> tuple[VideoFrame, Latest] | None:
+        """The newest source frame with the newest processed state, as soon as either is
+        newer than ``after`` (the ``(video.seq, latest.seq)`` last shown; None: anything
+        once a frame has been processed). A new state is shown at once on the newest
+        frame, not on the next one to come; whatever happened meanwhile, only the newest
+        pair is returned (None on timeout or when stopped)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while not self._stop.is_set():
                 v, latest = self._video, self._latest
-                if v is not None and latest is not None and v.seq > after_seq:
-                    if v.index < latest.result.index:  # (never show a frame older than the state)
-                        v = VideoFrame(v.seq, latest.result.index, latest.result.time_s, latest.result.frame,
-                                       entered_at=latest.entered_at)
+                if v is not None and latest is not None and (after is None or (v.seq, latest.seq) != tuple(after)):
+                    if v.seq < latest.video_seq:  # (never show a frame older than the state)
+                        v = VideoFrame(latest.video_seq, latest.result.index, latest.result.time_s,
+                                       latest.result.frame, entered_at=latest.entered_at)
                     return v, latest
                 left = deadline - time.monotonic()
                 if left <= 0 or (self.finished and self._latest is not None):
@@ -270,8 +312,8 @@ class LivePlayer:
 
     def video_jpeg(self, video: VideoFrame, latest: Latest, layers: Iterable[str] = DEFAULT_LAYERS) -> bytes:
         """``video`` resized for streaming with the overlay of ``latest``'s state, as
-        JPEG: encoded once per frame and layer set however many viewers ask at once
-        (the first does the work, the others wait for it)."""
+        JPEG: encoded once per frame, state and layer set however many viewers ask at
+        once (the first does the work, the others wait for it)."""
         control = self.control
         key = (frozenset(layers), tuple(sorted(control.items(), key=lambda kv: kv[0])), self._version(), latest.seq)
         got = video.cache.get(key)
@@ -280,17 +322,7 @@ class LivePlayer:
         with video.lock:
             got = video.cache.get(key)
             if got is None:
-                img, idx = self._overlay(latest, key)
-                if video.index != latest.result.index:
-                    # the overlay drawn once per processed frame, pasted on this one
-                    frame = video.frame
-                    h, w = frame.shape[:2]
-                    small = frame.copy() if latest.scale == 1.0 else cv2.resize(
-                        frame, (round(w * latest.scale), round(h * latest.scale)), interpolation=cv2.INTER_AREA)
-                    if small.shape == img.shape:
-                        flat = small.reshape(-1, 3)
-                        flat[idx] = img.reshape(-1, 3)[idx]
-                        img = small
+                img = self._overlaid(video, latest, key)
                 ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality])
                 got = buf.tobytes() if ok else b""
                 if len(video.cache) > 8:
@@ -298,24 +330,44 @@ class LivePlayer:
                 video.cache[key] = got
         return got
 
-    def _overlay(self, latest: Latest, key: tuple) -> tuple[np.ndarray, np.ndarray]:
-        """``latest``'s picture with the overlay drawn, and the flat indices of the pixels
-        the overlay changed (annotating costs ~4x pasting: done once per processed frame)."""
+    def _small(self, video: VideoFrame, latest: Latest) -> np.ndarray:
+        """``video``'s picture at the stream's size (``latest.small`` for its own frame)."""
+        if video.seq == latest.video_seq:
+            return latest.small
+        frame = video.frame
+        if latest.scale == 1.0:
+            return frame
+        h, w = frame.shape[:2]
+        return cv2.resize(frame, (round(w * latest.scale), round(h * latest.scale)), interpolation=cv2.INTER_AREA)
+
+    def _overlaid(self, video: VideoFrame, latest: Latest, key: tuple) -> np.ndarray:
+        """``video``'s picture with ``latest``'s overlay. The overlay is drawn once per
+        state and layer set, on the first frame asked for (a new state: the newest frame,
+        drawn straight on it, nothing else on the way); any later frame gets the pixels
+        the overlay changed pasted on it (annotating costs ~4x pasting)."""
         okey = ("overlay",) + key
-        got = latest.cache.get(okey)
-        if got is None:
-            with latest.lock:
-                got = latest.cache.get(okey)
-                if got is None:
-                    img = self.annotator.annotate(latest.small, self.view_state(latest), dict(key[1]), key[0],
-                                                  scale=latest.scale)
-                    d = cv2.absdiff(img, latest.small)
-                    b, g, r = cv2.split(d)
-                    idx = np.flatnonzero(cv2.bitwise_or(cv2.bitwise_or(b, g), r))
-                    for k in [k for k in latest.cache if isinstance(k, tuple) and k and k[0] == "overlay"][:-3]:
-                        latest.cache.pop(k, None)  # a few layer sets at most
-                    got = latest.cache[okey] = (img, idx)
-        return got
+        with latest.lock:
+            got = latest.cache.get(okey)
+            if got is None:
+                base = self._small(video, latest)
+                img = self.annotator.annotate(base, self.view_state(latest), dict(key[1]), key[0],
+                                              scale=latest.scale)
+                for k in [k for k in latest.cache if isinstance(k, tuple) and k and k[0] == "overlay"][:-3]:
+                    latest.cache.pop(k, None)  # a few layer sets at most
+                latest.cache[okey] = {"img": img, "base": base, "video_seq": video.seq, "mask": None}
+                return img
+            if got["video_seq"] == video.seq:
+                return got["img"]
+            if got["mask"] is None:  # the pixels the overlay changed, once per state and layer set
+                b, g, r = cv2.split(cv2.absdiff(got["img"], got["base"]))
+                got["mask"] = cv2.bitwise_or(cv2.bitwise_or(b, g), r)
+            img, mask = got["img"], got["mask"]
+        small = self._small(video, latest)
+        if small.shape != img.shape:
+            return img  # (a source changing size mid-way: the state's own picture)
+        out = small.copy()
+        cv2.copyTo(img, mask, out)
+        return out
 
     def wait_first(self, timeout: float = 30.0) -> Latest | None:
         deadline = time.monotonic() + timeout

@@ -1,12 +1,15 @@
-"""Pages: the live overlay, the MJPEG stream with the overlay drawn server-side (every
-source frame, with the newest processed state's overlay; ``X-Frame-Index`` is the
-frame shown, ``X-State-Frame-Index`` the frame the overlay was computed on; ``X-Frame-Entered``,
-``X-State-Entered`` when those frames entered the live player and ``X-State-Ready`` when that
-state was published, Unix seconds: ``benchmarks/latency.py``), a single
+"""Pages: the live overlay, the MJPEG stream with the overlay drawn server-side (a part
+for every new source frame and for every newly processed state, each the newest frame
+with the newest state's overlay, so a frame may come twice, the second time with a newer
+overlay; ``X-Frame-Index`` is the frame shown, ``X-State-Frame-Index`` the frame the
+overlay was computed on; ``X-Frame-Entered``, ``X-State-Entered`` when those frames entered
+the live player, ``X-State-Started`` when the pipeline started on the state's frame and
+``X-State-Ready`` when that state was published, Unix seconds: ``benchmarks/latency.py``), a single
 JPEG of the table, and a game's printable report. The calibration page: webui.calib."""
 
 from __future__ import annotations
 
+import socket
 import time
 
 from flask import Blueprint, Response, current_app, render_template, request, stream_with_context
@@ -54,22 +57,40 @@ def stream():
 
     def gen():
         # Every source frame, at the source's rate, with the overlay of the newest
-        # processed state (processing may be slower than the camera): one JPEG per frame
-        # and layer set, shared by every viewer.
-        seq, sent = 0, 0
+        # processed state (processing may be slower than the camera), and every new state
+        # at once on the newest frame (not on the next one to come). Always the newest
+        # pair: a slow viewer skips what it had no time for. One JPEG per frame, state and
+        # layer set, shared by every viewer.
+        shown, sent = None, 0
+        sock = request.environ.get("werkzeug.socket")  # (the development server's; else None)
+        player.stream_opened(layers)
+        try:
+            yield from parts(shown, sent, sock)
+        finally:
+            player.stream_closed(layers)
+
+    def parts(shown, sent, sock):
         while limit is None or sent < limit:
-            got = player.wait_video(seq, timeout=2.0)
+            got = player.wait_view(shown, timeout=2.0)
             if got is None:
                 if not player.running:
                     return
                 continue
             video, latest = got
-            seq = video.seq
+            shown = (video.seq, latest.seq)
             jpg = player.video_jpeg(video, latest, layers)
+            if sent == 0 and sock is not None:
+                # A send buffer of about two parts: a viewer slower than the stream makes
+                # the next write wait (and then get the newest pair) instead of parts
+                # piling up, seconds old, in the kernel's buffer.
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, max(64 * 1024, 2 * len(jpg)))
+                except OSError:
+                    pass
             yield (f"--{BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: {len(jpg)}\r\n"
                    f"X-Frame-Index: {video.index}\r\nX-State-Frame-Index: {latest.result.index}\r\n"
                    f"X-Frame-Entered: {video.entered_at:.6f}\r\nX-State-Entered: {latest.entered_at:.6f}\r\n"
-                   f"X-State-Ready: {latest.ready_at:.6f}\r\n\r\n").encode() \
+                   f"X-State-Started: {latest.started_at:.6f}\r\nX-State-Ready: {latest.ready_at:.6f}\r\n\r\n").encode() \
                 + jpg + b"\r\n"
             sent += 1
 

@@ -83,7 +83,7 @@
       const r = await C.api("POST", "/api/epic/rally", {dice, capture_choices: choices}, token());
       const h = r.ledger.history[r.ledger.history.length - 1];
       msg.textContent = `Rally phase of round ${r.ended_round} ended: ` +
-        Object.entries(r.ledger.morale).map(([k, v]) => `side ${k} ${v}`).join(", ") + ` (${h.changes.length} changes)`;
+        Object.entries(r.ledger.morale).map(([k, v]) => `${sides[k] ? sides[k].colour : "side " + k} ${v}`).join(", ") + ` (${h.changes.length} changes)`;
       box.querySelector("#epic-dice").dataset.key = "";
       await poll();
     } catch (e) {
@@ -104,6 +104,7 @@
   }
 
   (async function loop() {
-    if (await poll()) setTimeout(loop, 1000);
+    let again = true;
+    try { again = await poll(); } finally { if (again) setTimeout(loop, 1000); }  // (a bad answer: still shown, polling goes on)
   })();
 })();
