@@ -31,6 +31,9 @@ from .textures import token_texture
 STAND_MM = (40.0, 20.0)
 EPIC_SIDES = ("red", "white")
 CAMERA_HEIGHT_IN = 62.0  # a 6 x 4 ft table needs the camera higher than a Warcry board
+# 40 mm objective markers: seen from 62 in, a 1 in token's printed tag is ~1.5 px a cell
+# at 1080p, too small to read reliably in the far corners.
+MARKER_DIAMETER_IN = 40 / 25.4
 
 
 @dataclass
@@ -89,7 +92,7 @@ class EpicGame(Game):
                     if r.t_pick <= t < r.t_drop:
                         continue  # carried by the escort
                     if t >= r.t_drop:
-                        tk = TokenScript(tk.id, tk.kind, tk.tag_id, self._drop_xy(), tk.theta, tk.tex)
+                        tk = TokenScript(tk.id, tk.kind, tk.tag_id, self._drop_xy(), tk.theta, tk.tex, tk.diameter)
                 toks.append(tk)
             hs = [(h, h.at(t)) for h in self.hands if h.at(t) is not None]
             yield FrameState(t, fs, toks, hs)
@@ -183,7 +186,7 @@ def plan_epic_game(rng: np.random.Generator, seconds: float = 14.0) -> EpicGame:
                ("white-cleanse", 1, "cleanse", 45, (168, 70))]
     for mid, owner, typ, tag, (x, y) in markers:
         game.tokens.append(TokenScript(mid, "objective", tag, _cm(x, y), float(rng.uniform(-math.pi, math.pi)),
-                                       token_texture("objective", tag, TOKEN_TAG_IN)))
+                                       token_texture("objective", tag, TOKEN_TAG_IN), MARKER_DIAMETER_IN))
         game.objectives.append({"id": mid, "owner": owner, "type": typ, "tag_id": tag})
     for s in sides:
         s["bases_mm"] = [{"shape": "rect", "mm": list(STAND_MM)}]

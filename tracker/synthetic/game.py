@@ -94,6 +94,7 @@ class TokenScript:
     xy: tuple[float, float]
     theta: float
     tex: np.ndarray
+    diameter: float = TOKEN_DIAMETER_IN
 
 
 @dataclass
@@ -163,7 +164,7 @@ class Game:
         tok = {}
         for kind in ("objective", "treasure"):
             ts = [t for t in self.tokens if t.kind == kind]
-            tok[kind] = {"diameter_in": TOKEN_DIAMETER_IN, "tag_ids": sorted(t.tag_id for t in ts if t.tag_id is not None),
+            tok[kind] = {"diameter_in": max([t.diameter for t in ts], default=TOKEN_DIAMETER_IN), "tag_ids": sorted(t.tag_id for t in ts if t.tag_id is not None),
                          "untagged": sum(t.tag_id is None for t in ts)}
         return {
             "name": "warcry-demo",
@@ -404,7 +405,7 @@ def movers_for(state: FrameState) -> list[Mover]:
     for f, (x, y), _ in state.fighters:
         out.append(fighter_mover(f.id, f.look, x, y, f.z, BASE_THICKNESS_IN))
     for k, tk in enumerate(state.tokens):
-        out.append(token_mover(k, tk.xy[0], tk.xy[1], 0.0, TOKEN_DIAMETER_IN, tk.tex, tk.theta))
+        out.append(token_mover(k, tk.xy[0], tk.xy[1], 0.0, tk.diameter, tk.tex, tk.theta))
     for h, (x, y, z, ang) in state.hands:
         out.append(hand_mover(h.id, (x, y, z), ang, h.skin, h.sleeve))
     return out
@@ -476,7 +477,7 @@ def frame_truth(i: int, state: FrameState, cam: Camera, info: dict, renderer: Re
             "visible_fraction_without_hands": _r(vis_nh / sil if sil else 0.0, 3),
             "image_xy": [_r(p[0]), _r(p[1])], "carrying": carrying})
     tokens = [{"id": tk.id, "kind": tk.kind, "tag_id": tk.tag_id, "x": _r(tk.xy[0]), "y": _r(tk.xy[1]), "z": 0.0,
-               "diameter_in": TOKEN_DIAMETER_IN, "tag_size_in": TOKEN_TAG_IN if tk.tag_id is not None else None}
+               "diameter_in": tk.diameter, "tag_size_in": round(TOKEN_TAG_IN * tk.diameter, 5) if tk.tag_id is not None else None}
               for tk in state.tokens]
     hands = []
     for h, (x, y, z, ang) in state.hands:
