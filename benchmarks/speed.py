@@ -10,7 +10,9 @@ waiting for that one CPU. Frames are decoded into memory first (decoding is not 
 to ``Pipeline.process`` in order (looping over the set's frames if there are fewer than
 warm-up + measured); the first ``--warmup`` calls are not counted.
 
-Reported per resolution: frames/s, mean / p50 / p95 / max ms of the whole ``process()``
+The change gate (tracker.motion) is off unless ``--gate``: looped snapshots are not a
+video, so this measures what each look costs; ``benchmarks/speed_video.py`` measures a
+video's steady state with the gate on and off. Reported per resolution: frames/s, mean / p50 / p95 / max ms of the whole ``process()``
 call; the per-stage split of ``result.timings_ms`` (detector: rectify, rings, select,
 tokens) plus two stages measured here by wrapping the pipeline's own objects: "pose"
 (calibration.live.PoseTracker.update) and "tracking" (FighterTracker.update); "other" is
@@ -84,10 +86,12 @@ def load_frames(folder: Path, n: int) -> list[np.ndarray]:
     return frames
 
 
-def bench(folder: Path, n_frames: int, warmup: int) -> dict:
+def bench(folder: Path, n_frames: int, warmup: int, gate: bool = False) -> dict:
     t0 = time.perf_counter()
     pipe = Pipeline.from_footage(folder)
     setup_s = time.perf_counter() - t0
+    if not gate:  # the cost of each look; what a video's still frames save: speed_video.py
+        pipe = Pipeline(pipe.config, pipe.setup, fps=pipe.fps, gate=False)
     naive = NaiveTracker.from_folder(folder)
     frames = load_frames(folder, n_frames + warmup)
     extra: dict[str, float] = {}
@@ -153,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--json", dest="json_out", type=Path, default=None)
     ap.add_argument("--pin", action="store_true", help="also pin the process to one CPU")
+    ap.add_argument("--gate", action="store_true",
+                    help="keep the change gate on (off by default: these frames are looped snapshots, "
+                         "not a video; benchmarks/speed_video.py measures the gate on clips)")
     a = ap.parse_args(argv)
     pin = pin_one_core() if a.pin else "not pinned"
     print(f"one core: cv2 threads {cv2.getNumThreads()}, OMP/OPENBLAS=1, {pin}; {os.cpu_count()} CPUs on the machine")
@@ -164,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"-- {folder}: not found, skipped")
             continue
         try:
-            r = bench(folder.resolve(), a.frames, a.warmup)
+            r = bench(folder.resolve(), a.frames, a.warmup, gate=a.gate)
         except Exception as e:  # e.g. footage being regenerated while we read it
             print(f"-- {folder}: failed: {type(e).__name__}: {e}")
             continue

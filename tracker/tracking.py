@@ -53,6 +53,12 @@ class _Track:
     shape: str = "round"  # oval / rect: size_mm (width >= depth) and the long axis' angle_deg
     size_mm: tuple[float, float] = (0.0, 0.0)
     angle_deg: float = 0.0
+    vel: np.ndarray = field(default_factory=lambda: np.zeros(3))  # inches per frame while moving
+
+    def predict(self, frames: int = 1) -> np.ndarray:
+        """Where it should be ``frames`` frames after it was last seen: a model slid
+        across the table keeps going (a unit of Epic stands moves ~0.5 in a frame)."""
+        return self.xyz + self.vel * min(max(frames, 0), 3)
 
     def base(self) -> Base:
         if self.shape == "round":
@@ -157,7 +163,7 @@ class FighterTracker:
             cost = np.full((n_t, n_d), UNMATCHED)
             for i, t in enumerate(self.tracks):
                 gate = self._gate(index - t.last_seen) * (4.0 if t.occluded else 1.0)
-                d = np.linalg.norm(bases.xyz[:, :2] - t.xyz[:2], axis=1)
+                d = np.linalg.norm(bases.xyz[:, :2] - t.predict(index - t.last_seen)[:2], axis=1)
                 same_side = bases.side == t.side
                 size_pen = np.where(np.abs(bases.base_mm - t.base_mm) < 1.0, 0.0, 0.3)
                 if len(bases.shape) and (t.shape != "round" or bases.shape.any()):
@@ -212,6 +218,8 @@ class FighterTracker:
                     if dist > 0.25:
                         self.events.append(Event(index, time_s, "moved", t.id, {"distance_in": round(dist, 2)}))
                     t.moving_from, t.still_frames = None, 0
+        frames = max(1, index - t.last_seen)
+        t.vel = (new - t.xyz) / frames if step > self.still_in else np.zeros(3)
         # Light smoothing when still (sub-pixel noise), none when moving (no lag).
         alpha = 0.5 if step < self.still_in and t.confirmed else 1.0
         t.xyz = (1 - alpha) * t.xyz + alpha * new

@@ -1,0 +1,294 @@
+"""Change gate: does this frame differ from the last one the pipeline looked at, and where?
+
+At a real table most frames show a still scene (one fighter moves at a time, often
+none). Each frame is reduced to a small, blurred grey image (``cv2.resize`` with
+INTER_AREA to 1/``factor`` of its size: each cell is the mean of factor² pixels, so
+sensor noise shrinks by ``factor``) and compared with the *reference*: the small image
+of the last frame whose changes the pipeline handled. A cell has changed when its grey
+level differs by more than ``k`` times the noise of the difference, estimated robustly
+from the whole difference image (its median absolute value) and smoothed over frames;
+a global brightness shift (exposure, an mp4 key frame) is taken out first.
+
+``check(frame)`` compares without changing anything; then ``accept(change)`` makes the
+handled cells the reference (or all of them), and cells that did not change drift
+slowly toward the frame (slow lighting changes never build up into a "change").
+
+>>> gate = MotionGate((1920, 1080))                       # doctest: +SKIP
+>>> change = gate.check(frame)                             # doctest: +SKIP
+>>> change.any, change.boxes()                             # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+__all__ = ["Change", "MotionGate", "GateMap", "Plan", "held_detections", "follow_some"]
+
+# |N(0, s)| has median 0.6745 s.
+_MAD_TO_SIGMA = 1.0 / 0.6745
+
+
+@dataclass(frozen=True)
+class Change:
+    """Where one frame differs from the reference. ``mask`` is per cell (one cell is
+    ``factor`` x ``factor`` image pixels); ``everything``: the whole picture changed (a
+    camera bump, a light switched on), so ``mask`` is all True."""
+
+    mask: np.ndarray
+    factor: int
+    threshold: float   # grey levels (0-255) of the cell difference counted as change
+    noise: float       # the difference's noise sigma used for it
+    everything: bool = False
+    small: np.ndarray | None = None  # the frame as the gate saw it (for accept)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.everything or self.mask.any())
+
+    @property
+    def fraction(self) -> float:
+        return float(self.mask.mean())
+
+    def cells_in_box(self, box: tuple[float, float, float, float]) -> tuple[slice, slice]:
+        """Image box (x0, y0, x1, y1) in pixels → the (rows, cols) slices of cells it touches."""
+        x0, y0, x1, y1 = box
+        f = self.factor
+        h, w = self.mask.shape
+        c0, c1 = int(np.clip(np.floor(x0 / f), 0, w)), int(np.clip(np.ceil(x1 / f), 0, w))
+        r0, r1 = int(np.clip(np.floor(y0 / f), 0, h)), int(np.clip(np.ceil(y1 / f), 0, h))
+        return slice(r0, r1), slice(c0, c1)
+
+    def in_box(self, box: tuple[float, float, float, float]) -> bool:
+        """Whether any changed cell touches the image box (x0, y0, x1, y1)."""
+        return bool(self.mask[self.cells_in_box(box)].any())
+
+    def boxes(self, min_cells: int = 1) -> list[tuple[int, int, int, int]]:
+        """The changed regions (8-connected) as image-pixel boxes (x0, y0, x1, y1)."""
+        n, _, stats, _ = cv2.connectedComponentsWithStats(self.mask.astype(np.uint8), connectivity=8)
+        f = self.factor
+        out = []
+        for x, y, w, h, area in stats[1:]:
+            if area >= min_cells:
+                out.append((int(x * f), int(y * f), int((x + w) * f), int((y + h) * f)))
+        return out
+
+
+class MotionGate:
+    """Cheap per-frame change detection against a reference frame (see the module doc).
+
+    ``factor``: downscale (8: 1920x1080 → 240x135 cells); ``k``: threshold in noise
+    sigmas; ``min_level``: the threshold never goes below this many grey levels;
+    ``drift``: per-frame pull of unchanged cells toward the frame (lighting drift);
+    ``grow``: cells made the reference are widened by this many cells round what
+    changed (a moving edge's blur, just under the threshold, is taken in too);
+    ``everything_fraction``: this share of cells changed is a new picture (camera bump).
+    """
+
+    def __init__(self, *, factor: int = 8, k: float = 8.0, min_level: float = 2.0, drift: float = 0.02,
+                 grow: int = 1, everything_fraction: float = 0.5):
+        self.factor = int(factor)
+        self.k = float(k)
+        self.min_level = float(min_level)
+        self.drift = float(drift)
+        self.grow = int(grow)
+        self.everything_fraction = float(everything_fraction)
+        self.reference: np.ndarray | None = None
+        self.noise: float | None = None  # smoothed noise sigma of the cell difference
+
+    def reset(self) -> None:
+        self.reference = None
+        self.noise = None
+
+    def small(self, frame: np.ndarray) -> np.ndarray:
+        """The frame as the gate compares it: grey, 1/factor size (area mean), blurred."""
+        grey = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        h, w = grey.shape
+        size = (max(1, w // self.factor), max(1, h // self.factor))
+        s = cv2.resize(grey, size, interpolation=cv2.INTER_AREA).astype(np.float32)
+        return cv2.GaussianBlur(s, (3, 3), 0)
+
+    def check(self, frame: np.ndarray) -> Change:
+        """Compare ``frame`` (BGR or grey) with the reference. The first frame (no
+        reference yet) is all change."""
+        cur = self.small(frame)
+        if self.reference is None or self.reference.shape != cur.shape:
+            return Change(np.ones(cur.shape, bool), self.factor, 0.0, float("nan"), True, cur)
+        d = cur - self.reference
+        d -= float(np.median(d))  # a global brightness step is not a change
+        a = np.abs(d)
+        sigma_now = float(np.median(a)) * _MAD_TO_SIGMA
+        noise = sigma_now if self.noise is None else self.noise
+        threshold = max(self.min_level, self.k * noise)
+        mask = a > threshold
+        everything = bool(mask.mean() >= self.everything_fraction)
+        if everything:
+            mask = np.ones_like(mask)
+        elif self.noise is None or sigma_now < 3.0 * self.noise:
+            # The noise estimate follows the quiet part of the picture, slowly.
+            self.noise = sigma_now if self.noise is None else 0.9 * self.noise + 0.1 * sigma_now
+        return Change(mask, self.factor, threshold, noise, everything, cur)
+
+    def accept(self, change: Change, where: np.ndarray | None = None) -> None:
+        """The pipeline handled ``change``: the cells in ``where`` (default: all of them)
+        become the reference; the rest only drift toward the frame. ``where`` = the
+        change's own mask for "only what changed was looked at"."""
+        cur = change.small
+        if cur is None:
+            return
+        if self.reference is None or self.reference.shape != cur.shape or where is None:
+            self.reference = cur.copy()
+            return
+        if self.grow > 0 and where.any():  # and the blurred edge round what changed
+            g = 2 * self.grow + 1
+            where = cv2.dilate(where.astype(np.uint8), np.ones((g, g), np.uint8)) > 0
+        ref = self.reference
+        ref += self.drift * (cur - ref)
+        ref[where] = cur[where]
+
+    def drift_only(self, change: Change) -> None:
+        """Nothing was looked at (a still frame): the reference only drifts toward it."""
+        self.accept(change, np.zeros(change.mask.shape, bool))
+
+
+# ----------------------------------------------------------------------------------
+# What a change means for the pipeline
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to do with a frame whose change is known: ``pose``: re-check the camera pose
+    (something changed round a table marker); ``follow``: indices (into the tracker's
+    tracks) of fighters to re-find, the others held where they are; ``full``: look at
+    the whole table (a change where no known fighter is); ``tokens``: and look for
+    tokens in it (a change at a token). All False / empty: a still frame."""
+
+    pose: bool = False
+    follow: tuple[int, ...] = ()
+    full: bool = False
+    tokens: bool = False
+
+    @property
+    def kind(self) -> str:
+        return "full" if self.full else "follow" if self.follow else "pose" if self.pose else "still"
+
+
+class GateMap:
+    """Where the table, its markers, the fighters and the tokens lie in the gate's cells,
+    for one camera pose.
+
+    ``top_in``: the highest surface (terrain) a base stands on; ``figure_in``: a
+    miniature's height above its base; ``reach_in``: how far beyond its base a change
+    still belongs to a fighter (the detector's follow window reaches 0.8 in).
+    """
+
+    def __init__(self, camera, table, image_size: tuple[int, int], factor: int, *, top_in: float = 0.0,
+                 figure_in: float = 2.5, reach_in: float = 0.8, base_in: float = 0.16):
+        from calibration.table import table_object_points
+
+        self.camera = camera
+        self.factor = int(factor)
+        self.figure_in = figure_in
+        self.reach_in = reach_in
+        self.base_in = base_in
+        W, H = image_size
+        shape = (max(1, H // self.factor), max(1, W // self.factor))
+        # The play area (1 in margin) from the floor to a miniature's head on the highest piece.
+        w, d = table.play_area_in
+        rect = np.array([[-1, -1], [w + 1, -1], [w + 1, d + 1], [-1, d + 1]], float)
+        box = np.vstack([np.c_[rect, np.zeros(4)], np.c_[rect, np.full(4, top_in + base_in + figure_in)]])
+        uv = np.asarray(camera.project(box), np.float64) / self.factor
+        cells = np.zeros(shape, np.uint8)
+        cv2.fillConvexPoly(cells, np.round(cv2.convexHull(uv.astype(np.float32))).astype(np.int32).reshape(-1, 2), 1)
+        self.table_cells = cells > 0
+        # Each table marker's image box, widened by its own size (as PoseTracker searches).
+        ids = [m.id for m in table.markers]
+        quads = np.asarray(camera.project(table_object_points(table, ids).reshape(-1, 3)), float).reshape(-1, 4, 2)
+        self.marker_boxes = []
+        for q in quads:
+            m = float(np.ptp(q, axis=0).max())
+            (x0, y0), (x1, y1) = q.min(0) - m, q.max(0) + m
+            self.marker_boxes.append((x0, y0, x1, y1))
+
+    def _boxes(self, xyz: np.ndarray, radius_in: np.ndarray, height_in: float) -> list[tuple[float, ...]]:
+        """Image boxes of upright cylinders (centre xyz, radius, height) seen by the camera."""
+        if not len(xyz):
+            return []
+        a = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+        ring = np.c_[np.cos(a), np.sin(a)]
+        pts = []
+        for (x, y, z), r in zip(xyz, radius_in):
+            for dz in (0.0, height_in):
+                pts.append(np.c_[x + r * ring[:, 0], y + r * ring[:, 1], np.full(8, z + dz)])
+        uv = np.asarray(self.camera.project(np.vstack(pts)), float).reshape(len(xyz), 16, 2)
+        return [(float(u[:, 0].min()), float(u[:, 1].min()), float(u[:, 0].max()), float(u[:, 1].max())) for u in uv]
+
+    def fighter_boxes(self, tracks) -> list[tuple[float, ...]]:
+        xyz = np.array([t.xyz for t in tracks], float).reshape(-1, 3)
+        r = np.array([(np.hypot(*t.size_mm) if t.shape != "round" else t.base_mm) / 25.4 / 2 + self.reach_in
+                      for t in tracks])
+        return self._boxes(xyz, r, self.base_in + self.figure_in)
+
+    def token_boxes(self, tokens) -> list[tuple[float, ...]]:
+        xyz = np.array([(t.x, t.y, t.z) for t in tokens], float).reshape(-1, 3)
+        return self._boxes(xyz, np.array([t.diameter_in / 2 + 0.3 for t in tokens]), 0.2)
+
+    def plan(self, change: Change, tracks, tokens) -> Plan:
+        """Decide from where ``change`` lies: markers → pose; only at known fighters →
+        follow those; at a token or where no fighter is (on the table) → full look.
+        Change off the table and away from the markers (people, the room) is ignored."""
+        pose = any(change.in_box(b) for b in self.marker_boxes)
+        on_table = change.mask & self.table_cells
+        if not on_table.any():
+            return Plan(pose=pose)
+        explained = np.zeros_like(on_table)
+        follow = []
+        for i, b in enumerate(self.fighter_boxes(tracks)):
+            sl = change.cells_in_box(b)
+            if on_table[sl].any():
+                follow.append(i)
+                explained[sl] = True
+        at_token = any(on_table[change.cells_in_box(b)].any() for b in self.token_boxes(tokens))
+        full = at_token or bool((on_table & ~explained).any())
+        return Plan(pose, tuple(follow), full, at_token)
+
+
+def _track_row(t) -> dict:
+    from .base_shapes import SHAPE_CODES
+    from .detection import KIND_BASE
+
+    return {"xyz": tuple(float(v) for v in t.xyz), "kind": KIND_BASE, "side": t.side, "base_mm": t.base_mm,
+            "score": 1.0, "sigma_in": t.sigma_in, "shape": SHAPE_CODES[t.shape],
+            "size_mm": t.size_mm if t.shape != "round" else (t.base_mm, t.base_mm), "angle_deg": t.angle_deg}
+
+
+def held_detections(tracks, terrain=()):
+    """Detections that say "each of these fighters is exactly where it was": what a
+    frame identical to the last one looked at would show. Tokens are not looked at."""
+    from .detection import Detections
+
+    out = Detections.merge([Detections.from_rows([_track_row(t) for t in tracks])], terrain=terrain)
+    out.tokens_checked = False
+    return out
+
+
+def follow_some(followed, follow_tracks, held_tracks):
+    """``followed`` (detector.follow on ``follow_tracks`` only) merged with the others held.
+    A re-found base whose centre lies inside a held fighter's base is that neighbour's
+    rim, not the fighter (the detector checks this only among the fighters it follows)."""
+    from .detection import Detections
+
+    held = held_detections(held_tracks, followed.terrain)
+    keep = np.ones(len(followed), bool)
+    if len(followed) and held_tracks:
+        hxy = np.array([t.xyz[:2] for t in held_tracks], float)
+        hr = np.array([t.base_mm / 25.4 / 2 for t in held_tracks])
+        for k in range(len(followed)):
+            d = np.hypot(*(hxy - followed.xyz[k, :2]).T)
+            keep[k] = bool(np.all(d >= 0.85 * (hr + followed.base_mm[k] / 25.4 / 2)))
+    out = Detections.merge([followed[keep], held], terrain=followed.terrain, hand_mask=followed.hand_mask,
+                           hands=followed.hands, hand_view=followed.hand_view)
+    out.tokens_checked = False
+    return out
