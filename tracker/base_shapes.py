@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -55,12 +56,15 @@ def outline_kernel(shape: str, hx: float, hy: float, theta: float, width: float,
     return k.astype(np.float32)
 
 
-def outline_samples(shape: str, hx: float, hy: float, step: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def outline_samples(shape: str, hx: float, hy: float, step: float = 1.0,
+                    with_parts: bool = False) -> tuple[np.ndarray, ...]:
     """Points on the outline (local pixels, u along the long axis) about ``step`` apart,
-    with their outward unit normals. A rectangle's corners are left out (no normal)."""
+    with their outward unit normals (and, ``with_parts``, which of the four sides or
+    quarter arcs each lies on: 0 +u, 1 -u, 2 +v, 3 -v). A rectangle's corners are left
+    out (no normal)."""
     if shape == "rect":
-        pts, nrm = [], []
-        for (a, b, nx, ny, L) in ((1, 0, 1, 0, hy), (-1, 0, -1, 0, hy), (0, 1, 0, 1, hx), (0, -1, 0, -1, hx)):
+        pts, nrm, part = [], [], []
+        for k, (a, b, nx, ny, L) in enumerate(((1, 0, 1, 0, hy), (-1, 0, -1, 0, hy), (0, 1, 0, 1, hx), (0, -1, 0, -1, hx))):
             e = min(0.7, 0.3 * L)  # near the corners: the other sides' rims end there
             n = max(3, int(round(2 * (L - e) / step)))
             t = np.linspace(-(L - e), L - e, n)
@@ -69,13 +73,70 @@ def outline_samples(shape: str, hx: float, hy: float, step: float = 1.0) -> tupl
             else:
                 pts.append(np.column_stack([t, np.full(n, b * hy)]))
             nrm.append(np.tile([nx, ny], (n, 1)))
-        return np.vstack(pts).astype(np.float64), np.vstack(nrm).astype(np.float64)
+            part.append(np.full(n, k))
+        out = np.vstack(pts).astype(np.float64), np.vstack(nrm).astype(np.float64)
+        return out + (np.concatenate(part),) if with_parts else out
     per = math.pi * (3 * (hx + hy) - math.sqrt((3 * hx + hy) * (hx + 3 * hy)))
     n = max(24, int(round(per / step)))
     t = np.linspace(0, 2 * math.pi, n, endpoint=False)
     p = np.column_stack([hx * np.cos(t), hy * np.sin(t)])
     g = np.column_stack([np.cos(t) / hx, np.sin(t) / hy])
-    return p, g / np.linalg.norm(g, axis=1, keepdims=True)
+    out = p, g / np.linalg.norm(g, axis=1, keepdims=True)
+    if not with_parts:
+        return out
+    q = np.round(t / (math.pi / 2)).astype(int) % 4  # the quarter arc round +u, +v, -u, -v
+    return out + (np.array([0, 2, 1, 3])[q],)
+
+
+class ShapeFit(NamedTuple):
+    """One fitted outline (fit_shapes): centre and angle in view pixels, the outer edge's
+    offset from the outline, the share of the outline seen as a clean edge (``score``)
+    and the fit's rms residual; then per side or quarter arc (+u, -u, +v, -v) the share
+    seen as an edge (``sides``) and the median and mean peak evidence in a band on the
+    outline (``band``, ``band_mean``); ``cross``: the evidence along lines through the centre (a stand's
+    middle holds figures, not a rim; a fit lying across two touching stands has their
+    shared rims through its middle)."""
+    cx: float
+    cy: float
+    theta: float
+    offset: float
+    score: float
+    resid: float
+    sides: tuple
+    band: tuple
+    band_mean: tuple
+    cross: float
+
+
+def _band_and_cross(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray, cy: np.ndarray,
+                    th: np.ndarray, shift: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per candidate: the median and the mean over each side of the peak evidence
+    within a pixel or so of the outline (moved out by ``shift``), and the larger mean
+    evidence along the two lines through the centre (along each axis, stopping short
+    of the rim)."""
+    p, nrm, part = outline_samples(shape, hx, hy, with_parts=True)
+    c, s = np.cos(th)[:, None], np.sin(th)[:, None]
+    o = np.arange(-1.5, 0.51, 0.5, dtype=np.float32)
+    P = p[None] + nrm[None] * (shift[:, None, None])
+    Px = cx[:, None] + c * P[..., 0] - s * P[..., 1]
+    Py = cy[:, None] + s * P[..., 0] + c * P[..., 1]
+    Nx = c * nrm[:, 0] - s * nrm[:, 1]
+    Ny = s * nrm[:, 0] + c * nrm[:, 1]
+    X = (Px[..., None] + o * Nx[..., None]).astype(np.float32).reshape(-1, len(o))
+    Y = (Py[..., None] + o * Ny[..., None]).astype(np.float32).reshape(-1, len(o))
+    peak = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    peak = peak.max(axis=1).reshape(len(cx), -1)
+    band = np.stack([np.median(peak[:, part == k], axis=1) for k in range(4)], axis=1)
+    band_mean = np.stack([peak[:, part == k].mean(axis=1) for k in range(4)], axis=1)
+    a = np.linspace(-hy + 2.5, hy - 2.5, 9) if hy > 3 else np.zeros(1)
+    b = np.linspace(-hx + 2.5, hx - 2.5, 15) if hx > 3 else np.zeros(1)
+    u = np.concatenate([np.zeros_like(a), b])
+    v = np.concatenate([a, np.zeros_like(b)])
+    X = (cx[:, None] + c * u - s * v).astype(np.float32)
+    Y = (cy[:, None] + s * u + c * v).astype(np.float32)
+    line = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    cross = np.maximum(line[:, :len(a)].mean(axis=1), line[:, len(a):].mean(axis=1))
+    return band, band_mean, cross
 
 
 def _edges(prof: np.ndarray, s: np.ndarray, thin_steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -116,9 +177,9 @@ def _edges(prof: np.ndarray, s: np.ndarray, thin_steps: int) -> tuple[np.ndarray
 
 
 def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray, cy: np.ndarray, theta: np.ndarray,
-               *, px_per_in: float, bias: float, n_iter: int = 4) -> list[tuple | None]:
+               *, px_per_in: float, bias: float, n_iter: int = 4) -> list[ShapeFit | None]:
     """Fit each candidate's rim (centre ``cx``, ``cy``, angle ``theta``, arrays) in the
-    evidence map ``ev``: (cx, cy, theta, edge_offset, score, rms residual) or None.
+    evidence map ``ev``: a ShapeFit, or None.
     ``hx``, ``hy``: the base's half sizes in pixels; ``bias``: where the half-evidence
     edge lies outside the true outline (blur), the offset's prior."""
     cx, cy, th = (np.asarray(a, np.float64).copy() for a in (cx, cy, theta))
@@ -126,7 +187,7 @@ def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray,
     if N == 0:
         return []
     S = px_per_in
-    p, nrm = outline_samples(shape, hx, hy)
+    p, nrm, part = outline_samples(shape, hx, hy, with_parts=True)
     K = len(p)
     s_in = max(2.5, min(0.5 * hy, 0.25 * S))
     s = np.arange(-s_in, max(4.0, 0.35 * S), 0.5, dtype=np.float32)
@@ -182,14 +243,20 @@ def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray,
     res_in = off_in - d1[:, None]
     inl = use & (np.abs(res) < 0.9)
     inl_in = use_in & (np.abs(res_in) < 0.9)
-    score = (wt * (inl | inl_in)).sum(axis=1) / K
-    out: list[tuple | None] = [None] * N
+    seen = wt * (inl | inl_in)
+    score = seen.sum(axis=1) / K
+    # The least-seen side (quarter arc): a true base shows its rim on all four; a fit
+    # that borrows a neighbour's edges or lies across two touching stands leaves one bare.
+    sides = np.stack([seen[:, part == k].mean(axis=1) for k in range(4)], axis=1)
+    band, band_mean, cross = _band_and_cross(ev, shape, hx, hy, cx, cy, th, d0 - bias)
+    out: list[ShapeFit | None] = [None] * N
     for i in range(N):
         if (inl[i] | inl_in[i]).sum() < 8:
             continue
         rr = np.concatenate([res[i][inl[i]], res_in[i][inl_in[i]]])
-        out[i] = (float(cx[i]), float(cy[i]), float(th[i] % math.pi), float(d0[i]), float(score[i]),
-                  float(np.sqrt(np.mean(rr ** 2))))
+        out[i] = ShapeFit(float(cx[i]), float(cy[i]), float(th[i] % math.pi), float(d0[i]), float(score[i]),
+                          float(np.sqrt(np.mean(rr ** 2))), tuple(float(q) for q in sides[i]),
+                          tuple(float(q) for q in band[i]), tuple(float(q) for q in band_mean[i]), float(cross[i]))
     return out
 
 

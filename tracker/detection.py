@@ -326,6 +326,17 @@ class TableDetector:
         self.score_threshold = 0.06  # ring correlation: generous, candidates are fitted next
         self.tokens_every = 1  # look for tokens in every n-th full detection (the tracker holds them between)
         self.max_state_tokens = 24  # state-token discs looked at per look (recognition on)
+        # A token disc whose tag is not read (yet): a printed tag's black square border
+        # against the paper round it scores 75-140 in _decode_search, a miniature on a
+        # 25 mm base (white rims included) 40 or less; see _settle_discs.
+        self.tag_face_min = 60.0
+        # ... and it is near some token's code (cells wrong, of 16; a miniature: 15 or
+        # more; a plain objective's black ring is as dark as a tag's border, but 19).
+        self.tag_face_cost = 6.0
+        # Token discs not reported as tokens that are still paper, never bases: (xy, read)
+        # a tag face not read (yet), or a state tag this table gives no meaning.
+        self._paper_discs: list[tuple[np.ndarray, bool]] = []
+        self._last_face, self._last_cost, self._last_best = 0.0, np.inf, -1
         self._full_count = 0
         self._last_tokens = Detections()
         self.learn_rim_colours = False  # on: more rims found where light dulls them, more false ones too
@@ -345,6 +356,8 @@ class TableDetector:
         # Oval and rectangular bases are only looked for where some side fields them.
         self._shaped = [(s.index, b) for s in config.sides for b in getattr(s, "shaped", ())]
         self.min_coverage_shaped = 0.35  # share of the outline seen as a clean edge
+        self.min_band_shaped = 0.06  # rim evidence along each long side, at least
+        self.max_cross_shaped = 0.3  # rim evidence through the middle, at most
         self._shape_kernels: dict = {}
         self._build_views()
 
@@ -457,7 +470,9 @@ class TableDetector:
             self._learn_rims(fits, {-1: lab, **{i: pl for i, pl in enumerate(platform_labs)}})
         bases = self._drop_platform_overhang(self._bases_from_candidates(fits))
         t3 = time.perf_counter()
-        look_for_tokens = self.tokens_every <= 1 or self._full_count % self.tokens_every == 0
+        # A tag not read yet (a shadow over it) is read again at every full look until it is.
+        look_for_tokens = self.tokens_every <= 1 or self._full_count % self.tokens_every == 0 \
+            or any(not read for _, read in self._paper_discs)
         self._full_count += 1
         if look_for_tokens:
             # Terrain is part of the empty table, so it leaves no token evidence: tokens
@@ -614,12 +629,21 @@ class TableDetector:
             discs += [(xy, sc, "state", st.diameter_in)
                       for xy, sc in self._untagged_discs(lab, usable, "objective", st.diameter_in, n_state)]
         state_seen: list[tuple[int, np.ndarray]] = []
+        paper: list[tuple[np.ndarray, bool]] = []
         for xy, score, which, d in discs:
             if any(np.hypot(*(xy - t)) < d for t in taken):
                 continue
             tag = self._cached_tag(xy)
+            tag_face = False  # a printed tag not read this look (half in a shadow)
             if tag is None:
                 tag = self._decode_token_tag(frame, xy, d)
+                tag_face = tag is None and self._last_face >= self.tag_face_min \
+                    and self._last_cost <= self.tag_face_cost
+                if tag_face and self._token_kind(self._last_best) != KIND_STATE:
+                    # An objective or treasure tag the cut-out missed: taken as before
+                    # (a plain token), but never a base either.
+                    paper.append((np.asarray(xy, float), True))
+                    tag_face = False
                 if tag is not None and self._token_kind(tag) != KIND_STATE:
                     self._tag_pos[tag] = xy
             if tag is not None and self._token_kind(tag) == KIND_STATE:
@@ -629,10 +653,16 @@ class TableDetector:
                     add(xy, 0.0, KIND_STATE, tag, score)
                 else:
                     taken.append(np.asarray(xy, float))
+                    paper.append((np.asarray(xy, float), True))
                 continue
-            if which == "state":
-                continue  # a disc of the state tokens' size with no state tag: nothing
-            if tag is not None:
+            if tag_face:
+                # No token to report yet, but paper all the same, never a base (nor a
+                # plain objective); read again at the next look.
+                taken.append(np.asarray(xy, float))
+                paper.append((np.asarray(xy, float), False))
+            elif which == "state":
+                pass  # a disc of the state tokens' size with no state tag: no token
+            elif tag is not None:
                 add(xy, 0.0, self._token_kind(tag) or KIND_OBJECTIVE, tag, score)
             elif which == "treasure" and self.config.tokens["treasure"].untagged > 0:
                 add(xy, 0.0, KIND_TREASURE, -1, score)
@@ -643,6 +673,7 @@ class TableDetector:
         # Keep cached reads of tokens still lying where they were read; votes of places
         # looked at in the last two looks.
         self._state_tag_pos = state_seen
+        self._paper_discs = paper
         self._state_votes = [v for v in self._state_votes if v[3] >= self._full_count - 2 * max(1, self.tokens_every)][-64:]
         dets = Detections.from_rows(rows)
         self._add_sigma(dets)
@@ -671,6 +702,14 @@ class TableDetector:
         number the game config says are on the table."""
         keep_token = np.ones(len(tokens), bool)
         keep_base = np.ones(len(bases), bool)
+        if len(bases) and self._paper_discs:
+            # A token whose tag is not read yet is still a token: a base of its size
+            # centred on it is the paper disc's edge read as a rim (a white side's 25 mm
+            # base and a 1 in token look alike from above), not a fighter.
+            paper = np.array([xy for xy, _ in self._paper_discs], float)
+            d = np.linalg.norm(bases.xyz[:, None, :2] - paper[None], axis=2)
+            small = bases.base_mm <= 1.2 * self._paper_diameter_in() * MM_PER_IN
+            keep_base &= ~(small & (d < 0.35 * self._paper_diameter_in()).any(axis=1))
         if len(bases) and len(tokens):
             d = np.linalg.norm(tokens.xyz[:, None, :2] - bases.xyz[None, :, :2], axis=2)
             inside = d < (bases.base_mm[None, :] / MM_PER_IN / 2)
@@ -689,6 +728,12 @@ class TableDetector:
                 order = plain[np.argsort(-tokens.score[plain])]
                 keep_token[order[allowed:]] = False
         return bases[keep_base], tokens[keep_token]
+
+    def _paper_diameter_in(self) -> float:
+        """The largest token disc on this table (plain tokens or state tokens)."""
+        st = self.config.state_tokens
+        return max([spec.diameter_in for spec in self.config.tokens.values()]
+                   + ([st.diameter_in] if st is not None else []) + [1.0])
 
     def _objective_face(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0) -> bool:
         """White centre and a dark ring round it on nearly every ray: a plain objective
@@ -741,6 +786,8 @@ class TableDetector:
         in all four rotations."""
         from calibration.markers import get_dictionary
 
+        # How much the disc looks like a printed tag, read or not (see _decode_search).
+        self._last_face, self._last_cost, self._last_best = 0.0, np.inf, -1
         S = self.px_per_in * 4
         half = 0.6 * diam
         view = PlaneView.build(self.camera, TOKEN_THICKNESS_IN, (xy[0] - half, xy[1] - half, xy[0] + half, xy[1] + half),
@@ -776,6 +823,7 @@ class TableDetector:
         dictionary = get_dictionary(self.config.table.dictionary)
         ok, idx, _rot = dictionary.identify(bits[1:-1, 1:-1], 0.0)
         if ok and self._token_kind(int(idx)) is not None:
+            self._last_face, self._last_cost = np.inf, 0.0
             return int(idx)
         return self._decode_search(gray, S, diam, xy)
 
@@ -822,6 +870,9 @@ class TableDetector:
         cells, paper = vals[:, :36], vals[:, 36:]
         b = cells[:, border]
         score = paper.mean(axis=1) - b.mean(axis=1) - 0.5 * b.std(axis=1) - 0.5 * paper.std(axis=1)
+        # The best border's score says whether there is a tag at all, read or not: a
+        # printed tag scores 75-140, a miniature on its base 40 or less (_settle_discs).
+        self._last_face = float(score.max())
         # Soft reading: the few grids that fit the border best, each cell as a fraction
         # between border black and paper white, against every code of the dictionary in
         # its four turns. The nearest code must be near, and clearly nearer than any other.
@@ -840,6 +891,10 @@ class TableDetector:
         cost = np.abs(inner[:, None, :] - codes[None]).sum(axis=2) + 4.0 * (v[:, border] > 0.5).sum(axis=1)[:, None]
         per_id = np.full(int(ids.max()) + 1, np.inf)
         np.minimum.at(per_id, ids, cost.min(axis=0))
+        # A disc carries a token's tag (objective, treasure or state ids), never a table
+        # marker's or a terrain piece's: only those are told apart.
+        per_id[[i for i in range(len(per_id)) if self._token_kind(i) is None]] = np.inf
+        self._last_cost, self._last_best = float(per_id.min()), int(np.argmin(per_id))
         n = 1
         if xy is not None:  # sum with earlier looks at this place
             for vote in self._state_votes:
@@ -1026,39 +1081,41 @@ class TableDetector:
 
     def _find_shapes(self, evs: dict[tuple[int, int], np.ndarray]) -> list[dict]:
         """Candidates for the sides' oval and rectangular bases: the side's evidence
-        correlated, at half resolution, with the base's outline turned every 15 degrees
-        (half a turn covers both shapes); the best angle at each peak seeds the fit."""
+        correlated with the base's outline turned every 15 degrees (half a turn covers
+        both shapes); the best angle at each peak seeds the fit. At full resolution: an
+        Epic-scale stand is only some 25 x 13 pixels, its rim a pixel wide; at half
+        resolution the outlines of touching stands blur into one. Only round the patches
+        of the side's colour (rims are sparse), so the cost follows the stands, not the
+        table."""
         out = []
         angles = np.arange(12) * (np.pi / 12)
         for (view, side), ev in evs.items():
             specs = [spec for si, spec in self._shaped if si == side]
             if not specs:
                 continue
-            half = cv2.resize(ev, (max(1, ev.shape[1] // 2), max(1, ev.shape[0] // 2)), interpolation=cv2.INTER_AREA)
-            # Rims are sparse: correlate only round the patches of the side's colour.
-            blobs = cv2.dilate((half > 0.12).astype(np.uint8), np.ones((5, 5), np.uint8))
+            blobs = cv2.dilate((ev > 0.12).astype(np.uint8), np.ones((5, 5), np.uint8))
             n, _, stats, _ = cv2.connectedComponentsWithStats(blobs)
-            H, W = half.shape
+            H, W = ev.shape
             for spec in specs:
-                R = self._shape_kernel(spec, 0.0, True).shape[0] // 2 + 1
-                hy = spec.depth_mm / MM_PER_IN / 2 * self.px_per_in / 2
+                R = self._shape_kernel(spec, 0.0, False).shape[0] // 2 + 1
+                hy = spec.depth_mm / MM_PER_IN / 2 * self.px_per_in
                 for x0, y0, bw, bh, area in stats[1:]:
-                    if bw < hy or bh < hy:  # smaller than the base's width: a fleck, not a rim
+                    if bw < 1.5 * hy or bh < 1.5 * hy:  # narrower than the base: a fleck, not a rim
                         continue
                     r0, r1, c0, c1 = max(y0 - R, 0), min(y0 + bh + R, H), max(x0 - R, 0), min(x0 + bw + R, W)
-                    crop = half[r0:r1, c0:c1]
+                    crop = ev[r0:r1, c0:c1]
                     best = np.full(crop.shape, -1.0, np.float32)
                     arg = np.zeros(crop.shape, np.int8)
                     for i, a in enumerate(angles):
-                        resp = cv2.filter2D(crop, -1, self._shape_kernel(spec, a, True), borderType=cv2.BORDER_CONSTANT)
+                        resp = cv2.filter2D(crop, -1, self._shape_kernel(spec, a, False), borderType=cv2.BORDER_CONSTANT)
                         better = resp > best
                         np.copyto(best, resp, where=better)
                         arg[better] = i
                     rows, cols = _local_maxima(best, self.score_threshold, max(1, int(hy * 0.8)))
                     for rr, cc in zip(rows, cols):
                         pr, pc = _subpixel_peak(best, int(rr), int(cc))
-                        out.append({"row": 2 * (pr + r0) + 0.5, "col": 2 * (pc + c0) + 0.5, "side": side, "spec": spec,
-                                    "view": view, "theta": float(angles[arg[rr, cc]]), "corr": float(best[rr, cc])})
+                        out.append({"row": pr + r0, "col": pc + c0, "side": side, "spec": spec, "view": view,
+                                    "theta": float(angles[arg[rr, cc]]), "corr": float(best[rr, cc])})
         return out
 
     def _refine_shapes(self, cands: list[dict], evs: dict[tuple[int, int], np.ndarray]) -> list[dict]:
@@ -1077,13 +1134,24 @@ class TableDetector:
             for c, fit in zip(group, fits):
                 if fit is None:
                     continue
-                fx, fy, th, d0, score, resid = fit
-                if score < self.min_coverage_shaped or abs(d0 - self.edge_bias_px) > 1.5:
+                if not self._shape_fit_ok(fit):
                     continue
-                out.append({"row": fy, "col": fx, "side": side, "base_mm": spec.width_mm, "view": view, "score": score,
-                            "shape": SHAPE_CODES[spec.shape], "size_mm": (spec.width_mm, spec.depth_mm), "theta": th,
-                            "resid": resid, "corr": c["corr"]})
+                out.append({"row": fit.cy, "col": fit.cx, "side": side, "base_mm": spec.width_mm, "view": view,
+                            "score": fit.score, "shape": SHAPE_CODES[spec.shape], "size_mm": (spec.width_mm, spec.depth_mm),
+                            "theta": fit.theta, "resid": fit.resid, "corr": c["corr"], "sides": fit.sides,
+                            # Touching stands: of overlapping fits, the one with a rim all along
+                            # both long sides (not one lying across two stands) stands.
+                            "rank": fit.score + min(fit.band[2], fit.band[3])})
         return out
+
+    def _shape_fit_ok(self, fit: Any) -> bool:
+        """Whether a fitted oval or rectangle (base_shapes.ShapeFit) is a base: enough of
+        its outline seen as a clean edge at the size's offset, both long sides showing
+        the rim (a fit borrowing one edge of a neighbour, or lying across two touching
+        stands, has a bare one), and no rim through its middle."""
+        return (fit.score >= self.min_coverage_shaped and abs(fit.offset - self.edge_bias_px) <= 1.5
+                and min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped
+                and fit.cross <= self.max_cross_shaped)
 
     def _follow_shape(self, ev: np.ndarray, f: tuple, view: "PlaneView", c: np.ndarray, origin: tuple[int, int],
                       fighters: list, small_mm: list) -> dict | None:
@@ -1110,12 +1178,11 @@ class TableDetector:
         starts = sorted(starts)[:3] + [(0.0, c[0], c[1], th0)]
         fits = fit_shapes(ev, shape, hx, hy, np.array([p[1] for p in starts]), np.array([p[2] for p in starts]),
                           np.array([p[3] for p in starts]), px_per_in=S, bias=self.edge_bias_px)
-        ok = [fit for fit in fits if fit is not None and fit[4] >= self.min_coverage_shaped
-              and abs(fit[3] - self.edge_bias_px) <= 1.5]
+        ok = [fit for fit in fits if fit is not None and self._shape_fit_ok(fit)]
         if not ok:
             return None
         # Of the fits that hold, the one nearest the last place, unless another is much better.
-        fx, fy, th, d0, score, _ = min(ok, key=lambda q: np.hypot(q[0] - c[0], q[1] - c[1]) - 4 * hy * q[4])
+        fx, fy, th, d0, score, *_ = min(ok, key=lambda q: np.hypot(q[0] - c[0], q[1] - c[1]) - 4 * hy * q[4])
         xy = view.to_world(np.array([fx + origin[0]]), np.array([fy + origin[1]]))[0]
         if np.hypot(xy[0] - x, xy[1] - y) > 0.5 or any(
                 (o[0], o[1]) != (x, y) and np.hypot(xy[0] - o[0], xy[1] - o[1]) < (omm + d) / MM_PER_IN / 2 * 0.85
@@ -1191,14 +1258,14 @@ class TableDetector:
     def _bases_from_candidates(self, fits: list[dict]) -> Detections:
         """Non-maximum suppression across sides and sizes: bases never overlap, so of
         candidates closer than their radii allow, only the best-scoring stands."""
-        fits = sorted(fits, key=lambda c: -c["score"])
+        fits = sorted(fits, key=lambda c: -c.get("rank", c["score"]))
         kept: list[tuple[np.ndarray, float, Any]] = []
         rows = []
         t = self.config.base_thickness_in
         for c in fits:
             code = c.get("shape", 0)
             if c["score"] < self.min_coverage:
-                break
+                continue
             if c["view"] < 0:
                 view, z = self.floor, 0.0
             else:
