@@ -130,7 +130,7 @@ def _cm(x: float, y: float) -> tuple[float, float]:
     return (cm_to_in(x), cm_to_in(y))
 
 
-def plan_epic_game(rng: np.random.Generator, seconds: float = 14.0) -> EpicGame:
+def plan_epic_game(rng: np.random.Generator, seconds: float = 18.0) -> EpicGame:
     """The fixed story of the module docstring on a table with a little random dressing
     (terrain, models, exact spots)."""
     W, D = (cm_to_in(v) for v in EPIC_TABLE_CM)
@@ -233,7 +233,7 @@ def plan_epic_game(rng: np.random.Generator, seconds: float = 14.0) -> EpicGame:
 
 
 def render_epic_set(out_dir: str | Path, seed: int = 7, width: int = 1920, height: int = 1080,
-                    seconds: float = 14.0, fps: float = 8.0, **kw) -> Path:
+                    seconds: float = 18.0, fps: float = 8.0, **kw) -> Path:
     """Render the Epic game as a footage/eval set (see :func:`tracker.synthetic.game.render_set`)."""
     game = plan_epic_game(np.random.default_rng(seed), seconds)
     return render_set(out_dir, seed=seed, width=width, height=height, seconds=seconds, fps=fps, game=game,

@@ -4,8 +4,8 @@
     python -m tracker.synthetic.make_sample --out /tmp/demo
     python -m tracker.synthetic.make_sample --epic     # -> sample_footage/epic-demo/
 
-Warcry: 24 s at 1280x720, 15 fps (360 frames). Epic: 14 s of a 180 x 120 cm table at
-1920x1080, 8 fps (112 frames). Each with 15 calibration views, the empty table,
+Warcry: 24 s at 1280x720, 15 fps (360 frames). Epic: 18 s of a 180 x 120 cm table at
+1920x1080, 8 fps (144 frames). Each with 15 calibration views, the empty table,
 game.yaml and truth.json. A few minutes each on two cores.
 """
 
@@ -26,7 +26,7 @@ SAMPLE = dict(seed=SAMPLE_SEED, width=1280, height=720, seconds=24.0, fps=15.0, 
               side_colours=("red", "white", "blue"))
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "sample_footage" / "warcry-demo"
 EPIC_SEED = 7
-EPIC_SAMPLE = dict(seed=EPIC_SEED, width=1920, height=1080, seconds=14.0, fps=8.0, video=True, n_calib_views=15,
+EPIC_SAMPLE = dict(seed=EPIC_SEED, width=1920, height=1080, seconds=18.0, fps=8.0, video=True, n_calib_views=15,
                    jpeg_quality=88)
 EPIC_OUT = DEFAULT_OUT.parent / "epic-demo"
 

@@ -342,7 +342,8 @@ class FighterLook:
             parts.append(ellipsoid(-f * 0.95 * hx + z * 0.35 * h, (0.3 * hx, 0.08, 0.06), yaw, 0.3, zmin, body))
             if rng.random() < 0.6:
                 parts.append(ellipsoid(z * 0.85 * h, (0.25 * hy, 0.35 * hy, 0.2 * h), yaw, 0, zmin, paint()))
-        rim_w = rng.uniform(1.0, 1.8) * MM
+        # Epic-scale stands have a bevelled edge, painted: ~2-3 mm seen from above.
+        rim_w = (rng.uniform(2.0, 2.8) if small else rng.uniform(1.0, 1.8)) * MM
         return cls(hx, tuple(rim_bgr), rim_w, BASING[int(rng.integers(len(BASING)))], parts,
                    max(0.3, max((p.aabb()[1][2] for p in parts), default=0.3)), shape, (hx, hy), float(yaw))
 
