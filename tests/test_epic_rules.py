@@ -155,6 +155,8 @@ def test_rescue_placement_cover_terrain_named_option():
     assert placement(m, cfg2, terrain=[wood("w", 110, 50, 130, 70)]).verdict == "no"
     assert placement(m, cfg2, terrain=[wood("r", 110, 50, 130, 70, ptype="ruins")]).verdict == "yes"
     assert _ruling(placement(m, cfg), "placement: rescue terrain").verdict == "no"   # no terrain at all
+    # terrain found without a tag gives no cover until a judge types it
+    assert placement(m, cfg, terrain=[wood("untagged-1", 110, 50, 130, 70, ptype="unknown")]).verdict == "no"
 
 
 # --- Cleanse, Bunker, Capture placement ------------------------------------------------------

@@ -151,6 +151,8 @@ def _far_ruling(question: str, m: ObjectiveMarker, rule, zone) -> Ruling:
 
 
 def _gives_infantry_cover(piece: TerrainPiece, config: EpicConfig) -> bool:
+    if piece.type == "unknown":  # found without a tag: no cover until a judge types it
+        return False
     names = config.options.infantry_cover
     return not names or piece.id in names or piece.type in names
 

@@ -34,6 +34,7 @@ CAMERA_HEIGHT_IN = 62.0  # a 6 x 4 ft table needs the camera higher than a Warcr
 # 40 mm objective markers: seen from 62 in, a 1 in token's printed tag is ~1.5 px a cell
 # at 1080p, too small to read reliably in the far corners.
 MARKER_DIAMETER_IN = 40 / 25.4
+TERRAIN_TAG_IN = 2.0
 
 
 @dataclass
@@ -136,13 +137,15 @@ def plan_epic_game(rng: np.random.Generator, seconds: float = 18.0) -> EpicGame:
     W, D = (cm_to_in(v) for v in EPIC_TABLE_CM)
     table = Table.random(rng, play_area_in=(W, D), n_terrain=0, n_platforms=0)
     # Terrain clear of the action: a hill block and two ruins, tagged.
+    # Terrain tags 2 in square: seen from 62 in, a 1 in tag is ~2.7 px a cell at 1080p.
     table.terrain = [
-        TerrainBox(10, "obstacle", 2.4, _cm(90, 20), 0.3, (-2.5, -1.5, 2.5, 1.5), (110, 115, 112)),
-        TerrainBox(11, "obstacle", 3.0, _cm(70, 100), -0.5, (-2.0, -2.0, 2.0, 2.5), (110, 115, 112)),
-        TerrainBox(12, "platform", 2.0, _cm(110, 60), 0.1, (-3.0, -2.2, 3.0, 2.2), (120, 140, 160)),
+        TerrainBox(10, "obstacle", 2.4, _cm(90, 20), 0.3, (-2.5, -1.5, 2.5, 1.5), (110, 115, 112), TERRAIN_TAG_IN),
+        TerrainBox(11, "obstacle", 3.0, _cm(70, 100), -0.5, (-2.0, -2.0, 2.0, 2.5), (110, 115, 112), TERRAIN_TAG_IN),
+        TerrainBox(12, "platform", 2.0, _cm(110, 60), 0.1, (-3.0, -2.2, 3.0, 2.2), (120, 140, 160), TERRAIN_TAG_IN),
         # A wood: a 1 mm felt template (infantry cover), tagged in a corner; the Rescue
         # marker lies in its middle.
-        TerrainBox(13, "low", 0.04, (cm_to_in(135) - 2.7, cm_to_in(84) - 1.7), 0.0, (-0.8, -0.8, 6.2, 4.2), (50, 75, 60)),
+        TerrainBox(13, "low", 0.04, (cm_to_in(135) - 2.2, cm_to_in(84) - 1.2), 0.0, (-1.3, -1.3, 5.7, 3.7), (50, 75, 60),
+                   TERRAIN_TAG_IN),
     ]
     sides = [{"index": i, "colour": c, "rim_bgr": list(SIDE_COLOURS[c]), "bases_mm": []} for i, c in enumerate(EPIC_SIDES)]
     game = EpicGame(table, sides, [], [], [], seconds)
