@@ -194,3 +194,20 @@ def test_groups_get_roster_units_by_stand_count_and_a_destroyed_unit_is_not_refi
     back = replace(bare(five[0])[0], id="c0-again")
     v = table.observe(state(bare(*three, *five[1:]) + (back,), frame=9))
     assert next(s.unit for s in v.state.fighters if s.id == "c0-again") == "five"
+
+
+def test_pick_up_counts_a_stand_that_was_over_the_marker_just_before_the_token_went():
+    """The tracker keeps a token a moment after it is last seen: by then the unit may be
+    moving off with it. A stand over it within 2 s counts; long before does not."""
+    table = EpicTable(config())
+    a = line("p", 0, 50, 50)
+    tok = rescue_token(54, 50)
+    table.observe(replace(state(bare(*a), [tok]), time_s=0.0))
+    away = [replace(s, y=s.y + cm_to_in(8)) for s in bare(*a)]
+    v = table.observe(replace(state(away, [], frame=1), time_s=0.5))
+    assert v.rescues[0].escorted and v.rescues[0].y_cm == pytest.approx(58.0)
+    late = EpicTable(config())
+    late.observe(replace(state(bare(*a), [tok]), time_s=0.0))
+    late.observe(replace(state(away, [tok], frame=1), time_s=0.5))  # moved off, token still there
+    v = late.observe(replace(state(away, [], frame=2), time_s=3.0))
+    assert not v.rescues[0].escorted

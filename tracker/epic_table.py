@@ -95,6 +95,8 @@ class EpicTable:
     _placed: dict[str, ObjectiveMarker] = field(default_factory=dict)
     _refused: set[tuple[str, str]] = field(default_factory=set)
     settle_frames: int = 3
+    pick_up_memory_s: float = 2.0
+    _over: dict[str, tuple[str, WorldState]] = field(default_factory=dict)  # marker -> unit last over it, and when
     _unit_of: dict[str, str] = field(default_factory=dict)  # stand (tracker id) -> its settled unit
     _streak: dict[str, tuple[str | None, int]] = field(default_factory=dict)
     _lost: dict[str, int] = field(default_factory=dict)  # unit -> settled stands gone from the table
@@ -156,7 +158,10 @@ class EpicTable:
             m = on_table.get(spec.id)
             if r is None:
                 if m is not None:
-                    self.rescues[spec.id] = Rescue.from_marker(m)
+                    self.rescues[spec.id] = r = Rescue.from_marker(m)
+                    over = self._unit_over(r, state)
+                    if over is not None:
+                        self._over[spec.id] = (over, state)
                 continue
             if r.escorted:
                 if any((f.unit or f.id) == r.escort for f in state.fighters):
@@ -168,6 +173,9 @@ class EpicTable:
                     new.append(ruling)
             elif m is not None:
                 r = replace(r, x_cm=m.x_cm, y_cm=m.y_cm)
+                over = self._unit_over(r, state)
+                if over is not None:
+                    self._over[spec.id] = (over, state)
             elif not state.hands_over_table:  # gone, not just under a hand
                 r, ruling = self._try_pick_up(r, state)
                 if ruling is not None:
@@ -192,9 +200,8 @@ class EpicTable:
             self._placement_cache = (key, placements(key[0], self.config, state.terrain))
         return self._placement_cache[1]
 
-    def _try_pick_up(self, r: Rescue, state: WorldState) -> tuple[Rescue, Ruling | None]:
-        """The marker's token has gone: the unit whose stand is over its centre picked
-        it up (or tried to: the rules may refuse). No stand over it: it is just unseen."""
+    def _unit_over(self, r: Rescue, state: WorldState) -> str | None:
+        """The unit with a stand over the marker's centre (nearest such stand), if any."""
         pt = r.point_in()
         slack = cm_to_in(self.config.options.contact_tolerance_cm) + 0.1  # a stand put down roughly on it
         best = None
@@ -207,14 +214,29 @@ class EpicTable:
                     d = math.hypot(dx, dy)
                     if best is None or d < best[0]:
                         best = (d, u.id)
-        if best is None:
+        return None if best is None else best[1]
+
+    def _try_pick_up(self, r: Rescue, state: WorldState) -> tuple[Rescue, Ruling | None]:
+        """The marker's token has gone: the unit whose stand is over its centre picked
+        it up (or tried to: the rules may refuse). The tracker keeps a token a moment
+        after it was last seen, so the unit may already be moving off: a stand over it
+        in the last ``pick_up_memory_s`` counts, judged on the state it was there in.
+        No stand over it: the token is just unseen."""
+        unit, at = self._unit_over(r, state), state
+        if unit is None:
+            unit, at = self._over.get(r.marker_id, (None, state))
+            if unit is not None and state.time_s - at.time_s > self.pick_up_memory_s:
+                unit = None
+        if unit is None:
             return r, None
-        key = (r.marker_id, best[1])
+        key = (r.marker_id, unit)
         if key in self._refused:
             return r, None  # refused once already: say so once, not every frame
-        new, ruling = pick_up_rescue(r, state, self.config, best[1])
+        new, ruling = pick_up_rescue(r, at, self.config, unit)
         if not new.escorted:
             self._refused.add(key)
+        else:
+            new = follow_escort(new, state)
         return new, ruling
 
     # ------------------------------------------------------------------ player actions
