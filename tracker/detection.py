@@ -115,6 +115,13 @@ class Detections:
 # Rectified views
 
 
+#: Low terrain this thin (a felt area, a card template) is floor for the detector. A base
+#: on it stands that much higher than the floor view assumes, which moves its found centre
+#: by height x (distance from the camera's nadir / camera height): 1 mm of felt, under
+#: 0.03 in; the most this allows, ~0.07 in at a 6 x 4 ft table's corner.
+FLAT_TERRAIN_IN = 0.1
+
+
 @dataclass
 class PlaneView:
     """A top-down re-sampling of the camera image onto the plane z = ``z_in``, over the
@@ -341,6 +348,13 @@ class TableDetector:
         self._last_tokens = Detections()
         self.learn_rim_colours = False  # on: more rims found where light dulls them, more false ones too
         self.min_coverage = 0.18  # share of the rim's circle seen as a clean edge
+        # A fitted rim round bare table, or round a solid disc of its colour, is no base
+        # (_base_body): middle changed from the empty table, at least; a solid disc: edge
+        # points thin, at most, and rim evidence over the middle, over.
+        self.bare_middle_max = 0.15
+        self.solid_thin_max, self.solid_middle_min = 0.2, 0.45
+        self._ring_labs: dict[int, np.ndarray] = {}  # this frame in each view (_find_rings)
+        self._frame_background: np.ndarray | None = None  # a frame standing in for the empty table
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
         self._background_bgr = background
         self._tag_pos: dict[int, np.ndarray] = {}  # where each token tag was last read
@@ -358,6 +372,9 @@ class TableDetector:
         self.min_coverage_shaped = 0.35  # share of the outline seen as a clean edge
         self.min_band_shaped = 0.06  # rim evidence along each long side, at least
         self.max_cross_shaped = 0.3  # rim evidence through the middle, at most
+        self.min_ends_shaped = 0.2  # rim evidence on the two ends together, at least
+        # A fit with less of its outline seen is a base if it has rim evidence all round.
+        self.min_coverage_all_round, self.min_band_all_round, self.max_cross_all_round = 0.22, 0.15, 0.35
         self._shape_kernels: dict = {}
         self._build_views()
 
@@ -389,10 +406,12 @@ class TableDetector:
         self.platform_views = []
         mask = np.zeros(self.floor.shape, np.uint8)
         for piece in self.terrain:
+            fp = np.asarray(piece.footprint, float)
+            if piece.type == "low" and piece.height_in <= FLAT_TERRAIN_IN:
+                continue  # a felt wood or a rubble template: bases stand on it as on the floor
             # Everything a terrain piece covers in the image is not floor: mask the image
             # region of its whole box (footprint from the floor to its top), seen from the
             # floor view.
-            fp = np.asarray(piece.footprint, float)
             box = np.vstack([np.column_stack([fp, np.zeros(len(fp))]),
                              np.column_stack([fp, np.full(len(fp), piece.height_in)])])
             uv = np.asarray(self.camera.project(box), float)
@@ -450,6 +469,7 @@ class TableDetector:
         t0 = time.perf_counter()
         if self._background_bgr is None:
             self.set_background(frame)
+            self._frame_background = frame
         floor_bgr = self.floor.sample(frame)
         lab = _lab(floor_bgr)
         t1 = time.perf_counter()
@@ -1001,6 +1021,7 @@ class TableDetector:
         S = self.px_per_in
         rim_w = max(1.5, 0.09 * S)
         out: list[_Candidate] = []
+        self._ring_labs[view_index] = lab  # the frame seen in this view (_base_body)
         for (side, _, sizes), ev in zip(self._side_lab(), rims.evidence(lab)):
             ev[~usable] = 0.0
             evs[(view_index, side)] = ev
@@ -1051,7 +1072,7 @@ class TableDetector:
         for c, fit in sorted(fitted, key=lambda cf: -cf[0].score):
             if any(v == c.view and np.hypot(c.col - x, c.row - y) < 0.5 * r for v, x, y, r in explained):
                 continue
-            fx, fy, rad, score, resid, _ = fit
+            fx, fy, rad, score, resid, thin = fit
             sizes = side_sizes[c.side]
             r_sizes = np.array(sizes) / MM_PER_IN / 2 * S + self.edge_bias_px
             k = int(np.argmin(np.abs(r_sizes - rad)))
@@ -1061,11 +1082,50 @@ class TableDetector:
             tol = float(np.clip(0.5 * gaps.min(), 1.0, 2.5)) if len(gaps) else 2.0
             if abs(r_sizes[k] - rad) > tol:
                 continue
+            if score >= self.min_coverage and not self._base_body(c.view, fx, fy, rad, thin,
+                                                                  ev_by_view_side[(c.view, c.side)]):
+                continue
             out.append({"row": fy, "col": fx, "side": c.side, "base_mm": sizes[k], "view": c.view,
                         "score": score, "radius_px": rad, "resid": resid, "corr": c.score})
             if score >= 0.5:
                 explained.append((c.view, fx, fy, rad))
         return out
+
+    def _base_body(self, view: int, cx: float, cy: float, rad: float, thin: float | None, ev: np.ndarray) -> bool:
+        """Whether a rim fitted at (cx, cy) (view pixels, edge radius ``rad``) closes
+        round a base, not round something else of the rim's colour and size:
+
+        - not bare table in the middle: a base covers the table with its top and its
+          miniature; the arcs of two white paper discs side by side (or a disc and
+          another base's rim) close a circle round plain mat. The middle (0.6 of the
+          radius) against the empty table: a base changes 28-100 % of it (a red 25 mm
+          fighter on a red-brown mat, its base top near the mat's colour, 28 %), such a
+          phantom 0-0 %. Only with a real empty table (not the first frame standing in).
+        - not a solid disc of the rim's colour: a white die (a 0.6 in cube, its top and
+          sides smeared by parallax) fills the middle with white (60 % rim evidence)
+          and its edge is solid all the way in (12 % of the edge points thin); a real
+          base is a thin rim round a base top (a monster painted in the rim's colour:
+          70 % in the middle, but its rim thin on 29 % or more)."""
+        S = self.px_per_in
+        R = rad - self.edge_bias_px
+        k = int(0.6 * R) + 1
+        r0, r1 = max(int(round(cy)) - k, 0), int(round(cy)) + k + 1
+        c0, c1 = max(int(round(cx)) - k, 0), int(round(cx)) + k + 1
+        yy, xx = np.mgrid[r0:r1, c0:c1]
+        middle = np.hypot(xx - cx, yy - cy) < 0.6 * R
+        e = ev[r0:r1, c0:c1]
+        middle = middle[:e.shape[0], :e.shape[1]]
+        if middle.sum() < 5:
+            return True
+        if thin is not None and thin < self.solid_thin_max and float(e[middle].mean()) > self.solid_middle_min:
+            return False
+        lab = self._ring_labs.get(view)
+        bg = self._bg_floor if view < 0 else (self._bg_platforms[view] if view < len(self._bg_platforms) else None)
+        if lab is None or bg is None or self._background_bgr is None or self._background_bgr is self._frame_background:
+            return True
+        d = lab[r0:r1, c0:c1][middle] - bg[r0:r1, c0:c1][middle]
+        changed = float((np.sqrt((d * d).sum(axis=1)) > 10.0).mean())
+        return changed >= self.bare_middle_max
 
     # -- oval and rectangular bases ------------------------------------------------------
     def _shape_kernel(self, spec: Any, theta: float, half: bool) -> np.ndarray:
@@ -1149,9 +1209,18 @@ class TableDetector:
         its outline seen as a clean edge at the size's offset, both long sides showing
         the rim (a fit borrowing one edge of a neighbour, or lying across two touching
         stands, has a bare one), and no rim through its middle."""
-        return (fit.score >= self.min_coverage_shaped and abs(fit.offset - self.edge_bias_px) <= 1.5
-                and min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped
-                and fit.cross <= self.max_cross_shaped)
+        # Both ends show some rim too: an outline borrowing one stand's long rim and
+        # a paper marker's edge (nothing at its ends) is not a stand.
+        if abs(fit.offset - self.edge_bias_px) > 1.5 or fit.band_mean[0] + fit.band_mean[1] < self.min_ends_shaped:
+            return False
+        if (fit.score >= self.min_coverage_shaped and min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped
+                and fit.cross <= self.max_cross_shaped):
+            return True
+        # The middle of a packed block (both long rims shared with its neighbours) or a
+        # stand whose vehicle hides half its rim shows few clean edges, but rim evidence
+        # all round its outline and little through its middle.
+        return (fit.score >= self.min_coverage_all_round and min(fit.band_mean) >= self.min_band_all_round
+                and fit.cross <= self.max_cross_all_round)
 
     def _follow_shape(self, ev: np.ndarray, f: tuple, view: "PlaneView", c: np.ndarray, origin: tuple[int, int],
                       fighters: list, small_mm: list) -> dict | None:
@@ -1400,5 +1469,8 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         if inl[k].sum() < 10:
             continue
         rr = res[k][inl[k]]
-        out[c] = (float(xc[k]), float(yc[k]), float(R[k]), float(score[k]), float(np.sqrt(np.mean(rr ** 2))), None)
+        # Last: the share of the edge points on the circle where the colour is thin (a
+        # rim), not solid all the way in (None without ``thin_px``).
+        thin = None if thin_px is None else float((inl[k] & (weight[k] == 1.0)).sum() / inl[k].sum())
+        out[c] = (float(xc[k]), float(yc[k]), float(R[k]), float(score[k]), float(np.sqrt(np.mean(rr ** 2))), thin)
     return out
