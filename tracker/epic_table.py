@@ -96,7 +96,8 @@ class EpicTable:
     _refused: set[tuple[str, str]] = field(default_factory=set)
     settle_frames: int = 3
     pick_up_memory_s: float = 2.0
-    _over: dict[str, tuple[str, WorldState]] = field(default_factory=dict)  # marker -> unit last over it, and when
+    # marker -> recent (time, unit, stand, state) with a stand over it while its token lay there
+    _over: dict[str, list[tuple[float, str, str, WorldState]]] = field(default_factory=dict)
     _unit_of: dict[str, str] = field(default_factory=dict)  # stand (tracker id) -> its settled unit
     _streak: dict[str, tuple[str | None, int]] = field(default_factory=dict)
     _lost: dict[str, int] = field(default_factory=dict)  # unit -> settled stands gone from the table
@@ -159,9 +160,7 @@ class EpicTable:
             if r is None:
                 if m is not None:
                     self.rescues[spec.id] = r = Rescue.from_marker(m)
-                    over = self._unit_over(r, state)
-                    if over is not None:
-                        self._over[spec.id] = (over, state)
+                    self._note_over(r, state)
                 continue
             if r.escorted:
                 if any((f.unit or f.id) == r.escort for f in state.fighters):
@@ -173,9 +172,7 @@ class EpicTable:
                     new.append(ruling)
             elif m is not None:
                 r = replace(r, x_cm=m.x_cm, y_cm=m.y_cm)
-                over = self._unit_over(r, state)
-                if over is not None:
-                    self._over[spec.id] = (over, state)
+                self._note_over(r, state)
             elif not state.hands_over_table:  # gone, not just under a hand
                 r, ruling = self._try_pick_up(r, state)
                 if ruling is not None:
@@ -200,8 +197,18 @@ class EpicTable:
             self._placement_cache = (key, placements(key[0], self.config, state.terrain))
         return self._placement_cache[1]
 
+    def _note_over(self, r: Rescue, state: WorldState) -> None:
+        over = self._stand_over(r, state)
+        if over is not None:
+            recent = [x for x in self._over.get(r.marker_id, []) if state.time_s - x[0] <= self.pick_up_memory_s]
+            self._over[r.marker_id] = recent + [(state.time_s, *over, state)]
+
     def _unit_over(self, r: Rescue, state: WorldState) -> str | None:
-        """The unit with a stand over the marker's centre (nearest such stand), if any."""
+        over = self._stand_over(r, state)
+        return None if over is None else over[0]
+
+    def _stand_over(self, r: Rescue, state: WorldState) -> tuple[str, str] | None:
+        """(unit, stand) of the stand over the marker's centre (the nearest such), if any."""
         pt = r.point_in()
         slack = cm_to_in(self.config.options.contact_tolerance_cm) + 0.1  # a stand put down roughly on it
         best = None
@@ -213,20 +220,26 @@ class EpicTable:
                 if abs(lx) <= s.base.width_in / 2 + slack and abs(ly) <= s.base.depth_in / 2 + slack:
                     d = math.hypot(dx, dy)
                     if best is None or d < best[0]:
-                        best = (d, u.id)
-        return None if best is None else best[1]
+                        best = (d, u.id, s.id)
+        return None if best is None else (best[1], best[2])
 
     def _try_pick_up(self, r: Rescue, state: WorldState) -> tuple[Rescue, Ruling | None]:
         """The marker's token has gone: the unit whose stand is over its centre picked
         it up (or tried to: the rules may refuse). The tracker keeps a token a moment
         after it was last seen, so the unit may already be moving off: a stand over it
-        in the last ``pick_up_memory_s`` counts, judged on the state it was there in.
+        in the last ``pick_up_memory_s`` counts (the one that stayed longest), judged on
+        the state it was last there in.
         No stand over it: the token is just unseen."""
         unit, at = self._unit_over(r, state), state
-        if unit is None:
-            unit, at = self._over.get(r.marker_id, (None, state))
-            if unit is not None and state.time_s - at.time_s > self.pick_up_memory_s:
-                unit = None
+        recent = [x for x in self._over.get(r.marker_id, []) if state.time_s - x[0] <= self.pick_up_memory_s]
+        if recent:
+            # The stand that stayed on it longest: the one the player put down there (its
+            # neighbours only pass over the spot as the unit moves off).
+            dwell: dict[tuple[str, str], int] = {}
+            for _, u, sid, _st in recent:
+                dwell[(u, sid)] = dwell.get((u, sid), 0) + 1
+            unit, sid = max(dwell, key=lambda k: (dwell[k], -min(x[0] for x in recent if (x[1], x[2]) == k)))
+            at = next(x[3] for x in reversed(recent) if (x[1], x[2]) == (unit, sid))
         if unit is None:
             return r, None
         key = (r.marker_id, unit)
