@@ -376,3 +376,66 @@ def test_without_the_tag_face_test_the_shadowed_token_would_be_a_fighter(shadowe
     runs = _run(folder, face_test=False)
     s = score(truth, [r for r, _, _ in runs])
     assert s["raw_false_base_detections"] > 0, s
+
+
+# ---------------------------------------------------------------------------- dice and paper never bases
+# Seed 8 (3 s at 5 fps): a white die (die-5, a 0.6 in cube) beside a white side's
+# fighters fits a 25 mm white rim. Seed 5 (10 s at 1.5 fps: the table of the 10 s
+# benchmark render): the arcs of two paper tokens side by side close a white 32 mm "rim"
+# round bare mat, and the tokens beside it were attached to that phantom.
+CLUTTERED = {5: (10.0, 1.5), 8: (3.0, 5.0)}
+
+
+@pytest.fixture(scope="module", params=sorted(CLUTTERED))
+def cluttered(request, tmp_path_factory):
+    from tracker.synthetic import render_set
+
+    seconds, fps = CLUTTERED[request.param]
+    folder = render_set(tmp_path_factory.mktemp(f"clutter{request.param}"), seed=request.param, width=1280,
+                        height=720, seconds=seconds, fps=fps, n_calib_views=8, n_fighters=12,
+                        side_colours=("red", "white", "blue"), state_tokens=12, clutter=12)
+    return request.param, folder, json.loads((folder / "truth.json").read_text())
+
+
+def _run_body(folder, body_test: bool = True):
+    from tracker.pipeline import Pipeline
+    from tracker.sources import open_source
+
+    pipe = Pipeline.from_footage(folder)
+    if not body_test:  # _base_body's two tests off: any rim fit of a base's size is a base
+        pipe.detector.bare_middle_max, pipe.detector.solid_middle_min = 0.0, np.inf
+    return [pipe.process(frame, i, t) for i, t, frame in open_source(folder)]
+
+
+def test_no_die_damage_disc_or_token_is_ever_a_fighter_and_tokens_attach(cluttered):
+    seed, folder, truth = cluttered
+    results = _run_body(folder)
+    s = score(truth, results)
+    assert s["visible_token_frames"] >= 100, s
+    assert s["attachment_rate"] >= 0.99 and s["attached_wrong"] == 0, s
+    assert s["false_fighters"] == 0 and s["raw_false_base_detections"] == 0, s
+    assert s["false_objectives_or_treasure"] == 0, s
+    stood = np.zeros((0, 2))
+    for res, fr in zip(results, truth["frames"]):
+        # No fighter anywhere a fighter has not stood (phantoms between tokens included):
+        # one picked up is held where it was last seen.
+        stood = np.vstack([stood, [(g["x"], g["y"]) for g in fr["fighters"]]])
+        for f in res.state.fighters:
+            assert np.hypot(stood[:, 0] - f.x, stood[:, 1] - f.y).min() < 0.75, (seed, fr["frame"], f)
+    # Every fighter in view at the end is tracked: white-rimmed 25 mm ones, and the red
+    # 25 mm one on seed 5's platform whose miniature barely shows, included.
+    last, fr = results[-1].state, truth["frames"][-1]
+    for g in fr["fighters"]:
+        if g["visible_fraction"] >= 0.95:
+            assert any(np.hypot(f.x - g["x"], f.y - g["y"]) < 0.3 for f in last.fighters), (seed, g)
+
+
+def test_without_the_base_body_tests_the_die_or_the_phantom_comes_back(cluttered):
+    """The test above can fail: without _base_body the die is a white 25 mm fighter
+    (seed 8), and the phantom between two tokens takes their attachment (seed 5)."""
+    seed, folder, truth = cluttered
+    s = score(truth, _run_body(folder, body_test=False))
+    if seed == 8:
+        assert s["false_fighters"] > 0, s
+    else:
+        assert s["attachment_rate"] < 0.99 and s["attached_wrong"] > 0, s
