@@ -113,25 +113,26 @@ def test_control_at_the_end_matches_the_rules_on_the_true_positions(epic_run):
 def test_rescue_is_picked_up_by_its_owner_carried_and_dropped_where_the_escort_fell(epic_run):
     truth, results, pipe = epic_run
     ev = truth["epic_events"]
-    fps = truth["fps"]
     table = pipe.epic
     picks = [r for r in table.rulings if r.question == "rescue pick-up" and r.details.get("escort")]
     assert picks and picks[0].details["unit"] == ev["rescue_pick_up"]["unit"]
-    # Carried: while the truth has it escorted, the tracked marker is on the carrying stand.
-    carried = [(ft, r) for ft, r in zip(truth["frames"], results) if ft["rescue"][0]["escort"]]
+    # Carried: while the truth has it escorted, the tracked marker is on the carrying stand,
+    # from 1.5 s after the pick-up (a token is taken for gone half a second after it was
+    # last seen, and tokens are looked for on full looks only).
+    settle = ev["rescue_pick_up"]["time_s"] + 1.5
+    carried = [(ft, r) for ft, r in zip(truth["frames"], results) if ft["rescue"][0]["escort"] and ft["time_s"] >= settle]
     near = 0
     for ft, r in carried:
         rescue = next(x for x in r.epic.rescues if x.marker_id == ft["rescue"][0]["marker"])
         tx, ty = ft["rescue"][0]["x_in"], ft["rescue"][0]["y_in"]
         near += rescue.escort == ft["rescue"][0]["escort"] and math.dist((cm_to_in(rescue.x_cm), cm_to_in(rescue.y_cm)), (tx, ty)) < 0.3
-    assert near >= 0.9 * len(carried), f"marker with its escort in {near}/{len(carried)} carried frames"
+    assert len(carried) > 20 and near >= 0.95 * len(carried), f"marker with its escort in {near}/{len(carried)} carried frames"
     # Dropped: after the escort is destroyed, the marker is on the ground where it fell.
     drops = [r for r in table.rulings if r.question == "rescue escort destroyed"]
     assert drops, "the escort's destruction was seen"
     last = results[-1].epic.rescues[0]
     fx, fy = truth["frames"][-1]["rescue"][0]["x_in"], truth["frames"][-1]["rescue"][0]["y_in"]
     assert not last.escorted and math.dist((cm_to_in(last.x_cm), cm_to_in(last.y_cm)), (fx, fy)) < 0.3
-    del ev, fps
 
 
 def test_every_marker_placement_is_legal(epic_run):
