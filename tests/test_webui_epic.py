@@ -102,3 +102,53 @@ def test_bad_input_gets_a_4xx_with_a_message(epic_app):
 def test_a_warcry_table_has_no_epic_endpoints(live_app):
     r = live_app().test_client().get("/api/epic")
     assert r.status_code == 409 and "kind: epic" in r.get_json()["error"]
+
+
+@pytest.fixture
+def bunker_app(tmp_path):
+    """The Epic clip with white's Cleanse marker (tag 45) re-typed as a Bunker objective."""
+    import shutil
+
+    import yaml
+
+    from tracker.pipeline import Pipeline
+    from webui import create_app, get_player, stop_player
+
+    folder = tmp_path / "epic-bunker"
+    shutil.copytree(EPIC, folder)
+    cfg = yaml.safe_load((folder / "game.yaml").read_text())
+    for o in cfg["epic"]["objectives"]:
+        if o["id"] == "white-cleanse":
+            o.update(id="white-bunker", type="bunker")
+    (folder / "game.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    app = create_app({"SOURCE": str(folder), "FOOTAGE": str(folder), "JUDGE_TOKEN": None,
+                      "PIPELINE": Pipeline.from_footage(folder), "DATABASE": str(tmp_path / "bunker.sqlite")})
+    if get_player(app).wait_until(lambda x: x.result.epic is not None and x.result.epic.units, 120) is None:
+        stop_player(app)
+        pytest.fail("the live player never saw the Epic units")
+    yield app
+    stop_player(app)
+
+
+def test_bunker_damage_destruction_and_its_morale_effect(bunker_app):
+    client = bunker_app.test_client()
+    view = client.get("/api/epic").get_json()
+    assert "white-bunker" in view["bunker_support"]  # who may lend support in an assault on it
+    r = client.post("/api/epic/bunker", json={"marker": "white-bunker", "hits": 2}).get_json()
+    assert r["bunker"] == {"damage": 2, "destroyed": False} and r["ruling"]["verdict"] == "no"
+    assert r["ledger"]["morale"] == {"0": 0, "1": 0}
+    r = client.post("/api/epic/bunker", json={"marker": "white-bunker", "hits": 1, "die": 4}).get_json()
+    assert r["bunker"] == {"damage": 3, "destroyed": True} and r["ruling"]["verdict"] == "yes"
+    # The owner (white, side 1) destroyed their bunker: red deducts the D6 at once.
+    assert r["ledger"]["morale"] == {"0": -4, "1": 0} and "white-bunker" in r["ledger"]["removed"]
+    again = client.post("/api/epic/bunker", json={"marker": "white-bunker", "hits": 1}).get_json()
+    assert again["ruling"]["verdict"] == "no" and again["ledger"]["morale"] == {"0": -4, "1": 0}
+    # The Rally phase's record lists it, and the bunker is out of play.
+    rally = client.post("/api/epic/rally", json={"dice": {}}).get_json()
+    changes = rally["ledger"]["history"][0]["changes"]
+    assert any(c["marker"] == "white-bunker" and c["delta"] == -4 and c["side"] == 0 for c in changes)
+    assert "white-bunker" not in rally["control"]
+    for bad, status in (({"marker": "nope", "hits": 1}, 404), ({"marker": "white-bunker", "hits": -1}, 400),
+                        ({"marker": "white-bunker"}, 400), ({"marker": "white-bunker", "hits": 1, "dye": 3}, 400)):
+        resp = client.post("/api/epic/bunker", json=bad)
+        assert resp.status_code == status and resp.get_json()["error"]

@@ -11,6 +11,10 @@ escorts, and the Army Morale ledger applied at the end of each Rally phase.
 ``POST /api/epic/close-combat`` ``{"marker": id, "new_escort": unit}``: the escort died in
                                 close combat and the enemy unit in base contact claims it
 ``GET  /api/epic/ledger``       the ledger: Army Morale per side and its history per round
+``POST /api/epic/bunker``       ``{"marker": id, "hits": n, "critical": bool, "die": 1-6}``:
+                                damage a Bunker objective (Damage Capacity 3); destroyed,
+                                the opponent loses D6 Army Morale at once (die entered or
+                                rolled) and the marker leaves play
 
 The Rally phase end is stored like a Warcry round end (the ``rulings`` table, with a JPEG
 of the table), so the log, the timeline and the export show it; the ledger is kept in
@@ -70,6 +74,8 @@ def _ledger_obj(db: sqlite3.Connection, game_id: int, config):
 
 @bp.get("")
 def view():
+    from tracker.rules.epic import bunker_support
+
     player = the_player()
     latest = the_latest(player)
     table = _epic(player)
@@ -80,6 +86,9 @@ def view():
             "game_over": game["ended_at"] is not None,
             "view": jsonable(view.to_dict()) if view is not None else None,
             "table_rulings": [r.to_dict() for r in table.rulings[-20:]],
+            # Which enemy units are within 15 cm of each bunker, and so may lend support.
+            "bunker_support": {m.id: [r.to_dict() for r in bunker_support(view.state, table.config, m)]
+                               for m in (view.markers if view is not None else ()) if m.type == "bunker"},
             "ledger": _ledger_dict(db, game["id"], table.config)}
     return jsonify(body)
 
@@ -143,7 +152,12 @@ def end_rally():
         raise ApiError(400, str(e)) from None
     stored = _ledger_dict(db, game["id"], table.config)
     ledger = new.to_dict()
+    # This round's record also lists what happened at once since the last Rally phase
+    # (bunkers destroyed), kept as "pending" in the stored ledger until now.
+    ledger["history"][-1]["changes"] = list(stored.get("pending", [])) + ledger["history"][-1]["changes"]
     ledger["history"] = list(stored.get("history", [])) + ledger["history"]
+    ledger["pending"] = []
+    ledger["bunkers"] = stored.get("bunkers", {})
     previous = control_of(game)
     control = dict(ctl.control)
     rulings = [r.to_dict() for r in ctl.rulings] + [
@@ -203,3 +217,59 @@ def close_combat():
     except ValueError as e:
         raise ApiError(409, str(e)) from None
     return jsonify(jsonable(ruling.to_dict()))
+
+
+@bp.post("/bunker")
+def bunker():
+    """Damage a Bunker objective; when it is destroyed, its Morale effect at once."""
+    from tracker.rules.epic import Bunker, damage_bunker
+    from tracker.rules.epic_morale import Dice, MoraleError
+
+    data = json_body()
+    unknown = set(data) - {"marker", "hits", "critical", "die", "seed"}
+    if unknown:
+        raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; use marker, hits, critical, die, seed")
+    player = the_player()
+    table = _epic(player)
+    bunkers = {o.id: o for o in table.config.objectives if o.type == "bunker"}
+    mid = data.get("marker")
+    if mid not in bunkers:
+        raise ApiError(404, f"no Bunker objective {mid!r} in this game's config; "
+                            f"bunkers: {', '.join(sorted(bunkers)) or 'none'}")
+    hits = int_arg(data.get("hits", 0), "hits", minimum=0, maximum=10)
+    critical = data.get("critical", False)
+    if not isinstance(critical, bool):
+        raise ApiError(400, "'critical' must be true or false")
+    if hits == 0 and not critical:
+        raise ApiError(400, "give 'hits' (1 or more) or 'critical': true")
+    db = get_db()
+    game = this_game(db)
+    stored = _ledger_dict(db, game["id"], table.config)
+    state = stored.get("bunkers", {}).get(mid, {"damage": 0, "destroyed": False})
+    spec = bunkers[mid]
+    before = Bunker(mid, spec.owner, damage=int(state["damage"]), destroyed=bool(state["destroyed"]))
+    after, ruling = damage_bunker(before, hits, critical)
+    ledger = dict(stored)
+    ledger["bunkers"] = {**stored.get("bunkers", {}), mid: {"damage": after.damage, "destroyed": after.destroyed}}
+    if after.destroyed and not before.destroyed:
+        die = data.get("die")
+        entered = {} if die is None else {mid: int_arg(die, "die", minimum=1, maximum=6)}
+        dice = Dice(seed=data.get("seed", f"game{game['id']}"), entered=entered)
+        try:
+            new = _ledger_obj(db, game["id"], table.config).bunker_destroyed(game["battle_round"], mid, spec.owner,
+                                                                            table.config, dice)
+        except MoraleError as e:
+            raise ApiError(409, str(e)) from None
+        nd = new.to_dict()
+        ledger.update(morale=nd["morale"], removed=nd["removed"],
+                      pending=list(stored.get("pending", [])) + nd["pending"])
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("INSERT INTO epic_ledger (game_id, ledger, updated_at) VALUES (?, ?, ?) "
+                   "ON CONFLICT (game_id) DO UPDATE SET ledger = excluded.ledger, updated_at = excluded.updated_at",
+                   (game["id"], json.dumps(jsonable(ledger)), now_iso()))
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+    return jsonify({"ruling": jsonable(ruling.to_dict()), "bunker": ledger["bunkers"][mid], "ledger": ledger})
