@@ -49,9 +49,14 @@
     box.querySelector("#epic-markers").innerHTML = v.markers.map((m) => {
       const held = m.controller === null || m.controller === undefined ? "not held" : `held by ${sideName(m.controller)}`;
       const ok = place[m.id] && place[m.id] !== "yes" ? ` <b class="warn">placement: ${C.esc(place[m.id])}</b>` : "";
+      const bk = (led.bunkers || {})[m.id] || {damage: 0, destroyed: false};
+      const bunker = m.type !== "bunker" ? "" : (bk.destroyed ? "destroyed" :
+        `damage ${bk.damage} / 3 <button type="button" data-bunker="${C.esc(m.id)}" data-hits="1">+1 damage</button>` +
+        ` <button type="button" data-bunker="${C.esc(m.id)}" data-critical="1">critical</button>`);
       return `<li data-marker="${C.esc(m.id)}">${C.esc(m.id)} <span class="hint">${C.esc(m.type)}, ${sideName(m.owner)}'s</span>: ` +
-        (["take-and-hold", "cleanse", "capture"].includes(m.type) ? held : "") + ok + "</li>";
+        (["take-and-hold", "cleanse", "capture"].includes(m.type) ? held : "") + bunker + ok + "</li>";
     }).join("");
+    box.querySelectorAll("[data-bunker]").forEach((b) => b.addEventListener("click", () => damageBunker(b)));
     box.querySelector("#epic-rescue").innerHTML = (v.rescues || []).map((r) => r.escort
       ? `${C.esc(r.marker)} escorted by <b>${C.esc(r.escort)}</b> (${sideName(r.escort_side)})`
       : `${C.esc(r.marker)} on the ground at (${r.x_cm.toFixed(1)}, ${r.y_cm.toFixed(1)}) cm`).join("<br>");
@@ -70,6 +75,21 @@
       `<li>Round ${h.battle_round}: ` + (h.changes.length ? h.changes.map((c) =>
         `${sideName(c.side)} ${c.delta > 0 ? "+" : ""}${c.delta} (${C.esc(c.marker)}: ${C.esc(c.effect)}` +
         (c.die ? `, ${C.esc(c.die)} = ${c.roll} ${C.esc(c.source)}` : "") + ")").join("; ") : "no effect") + "</li>").join("");
+  }
+
+  // A Bunker objective hit (or critically damaged); destroyed, the tool rolls the D6 its
+  // owner's opponent loses (the result is in the history with its seed).
+  async function damageBunker(button) {
+    const msg = box.querySelector("#epic-msg");
+    const body = {marker: button.dataset.bunker};
+    if (button.dataset.critical) body.critical = true; else body.hits = Number(button.dataset.hits);
+    try {
+      const r = await C.api("POST", "/api/epic/bunker", body, token());
+      msg.textContent = `${r.ruling.subject}: ${r.ruling.outcome}`;
+      await poll();
+    } catch (e) {
+      msg.textContent = e.message;
+    }
   }
 
   async function endRally() {
