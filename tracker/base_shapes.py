@@ -173,7 +173,11 @@ def _edges(prof: np.ndarray, s: np.ndarray, thin_steps: int) -> tuple[np.ndarray
     frac = np.clip((half - a) / np.maximum(b - a, 1e-6), 0, 1)
     off_in = s[ja] + frac * (s[1] - s[0])
     use_in = has_in & use
-    return off, use, weight, off_in, use_in
+    # The inner edge is clean wherever it is found (the figures inside are not rim
+    # colour): a rim shared with a touching stand doubles the band outside, so its
+    # outer edge is off and "colour all the way in" from there, but its inner edge holds.
+    weight_in = np.where(use_in, 1.0, weight)
+    return off, use, weight, off_in, use_in, weight_in
 
 
 def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray, cy: np.ndarray, theta: np.ndarray,
@@ -205,20 +209,20 @@ def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray,
         X = (Px[..., None] + s * Nx[..., None]).astype(np.float32).reshape(N * K, -1)
         Y = (Py[..., None] + s * Ny[..., None]).astype(np.float32).reshape(N * K, -1)
         prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-        off, use, wt, off_in, use_in = _edges(prof.reshape(N, K, -1), s, thin_steps)
+        off, use, wt, off_in, use_in, wt_in = _edges(prof.reshape(N, K, -1), s, thin_steps)
         # d(point . normal)/d(theta): how the outline moves along its normal as it turns.
         Jt = Nx * (-sn * p[:, 0] - c * p[:, 1]) + Ny * (c * p[:, 0] - sn * p[:, 1])
-        return off, use, wt, off_in, use_in, Nx, Ny, Jt
+        return off, use, wt, off_in, use_in, wt_in, Nx, Ny, Jt
 
     tols = [2.5, 1.5, 1.0, 0.8, 0.8, 0.8][:n_iter]
     one, zero = np.ones((N, K)), np.zeros((N, K))
     for tol in tols:
-        off, use, wt, off_in, use_in, Nx, Ny, Jt = sample(cx, cy, th)
+        off, use, wt, off_in, use_in, wt_in, Nx, Ny, Jt = sample(cx, cy, th)
         # Two observations per outline point: the rim's outer edge (offset d0 from the
         # outline) and its inner edge (offset d1); both move with centre and angle.
         A = np.concatenate([np.stack([Nx, Ny, Jt, one, zero], -1), np.stack([Nx, Ny, Jt, zero, one], -1)], axis=1)
         y = np.concatenate([off, off_in], axis=1)
-        base = np.concatenate([use * wt, use_in * wt], axis=1)
+        base = np.concatenate([use * wt, use_in * wt_in], axis=1)
         w = base.copy()
         for _ in range(3):
             Aw = A * w[..., None]
@@ -238,12 +242,12 @@ def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray,
         cy += sol[:, 1] * k
         th += np.clip(sol[:, 2], -0.2, 0.2)
         d0, d1 = sol[:, 3], sol[:, 4]
-    off, use, wt, off_in, use_in, *_ = sample(cx, cy, th)
+    off, use, wt, off_in, use_in, wt_in, *_ = sample(cx, cy, th)
     res = off - d0[:, None]
     res_in = off_in - d1[:, None]
     inl = use & (np.abs(res) < 0.9)
     inl_in = use_in & (np.abs(res_in) < 0.9)
-    seen = wt * (inl | inl_in)
+    seen = np.maximum(wt * inl, wt_in * inl_in)
     score = seen.sum(axis=1) / K
     # The least-seen side (quarter arc): a true base shows its rim on all four; a fit
     # that borrows a neighbour's edges or lies across two touching stands leaves one bare.
@@ -272,3 +276,21 @@ def shape_polygon(shape: str, width_in: float, depth_in: float, x: float, y: flo
     else:
         p = affinity.scale(Point(0, 0).buffer(1.0, 24), hx, hy)
     return affinity.translate(affinity.rotate(p, angle_deg, origin=(0, 0)), x, y)
+
+
+def depth_inside(x: float, y: float, shape: str, width_in: float, depth_in: float, cx: float, cy: float,
+                 angle_deg: float) -> float:
+    """How far the world point (x, y) lies inside a base's outline (inches; negative:
+    outside). A round base has width = depth = its diameter.
+
+    >>> round(depth_inside(0.0, 0.5, "rect", 1.6, 0.8, 0.0, 0.0, 90.0), 3)
+    0.3
+    >>> round(depth_inside(2.0, 0.0, "round", 1.0, 1.0, 0.0, 0.0, 0.0), 3)
+    -1.5
+    """
+    dx, dy = x - cx, y - cy
+    if shape == "round":
+        return width_in / 2 - math.hypot(dx, dy)
+    a = math.radians(angle_deg)
+    u, v = dx * math.cos(a) + dy * math.sin(a), -dx * math.sin(a) + dy * math.cos(a)
+    return -float(_signed_distance(shape, np.array(u), np.array(v), width_in / 2, depth_in / 2))

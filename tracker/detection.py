@@ -373,9 +373,9 @@ class TableDetector:
         self.min_coverage_shaped = 0.35  # share of the outline seen as a clean edge
         self.min_band_shaped = 0.06  # rim evidence along each long side, at least
         self.max_cross_shaped = 0.3  # rim evidence through the middle, at most
-        self.min_ends_shaped = 0.2  # rim evidence on the two ends together, at least
+        self.min_ends_shaped = 0.3  # rim evidence on the two ends together, at least
         # A fit with less of its outline seen is a base if it has rim evidence all round.
-        self.min_coverage_all_round, self.min_band_all_round, self.max_cross_all_round = 0.22, 0.15, 0.35
+        self.min_coverage_all_round, self.min_band_all_round, self.max_cross_all_round = 0.22, 0.3, 0.35
         self._shape_kernels: dict = {}
         self._build_views()
 
@@ -1252,8 +1252,10 @@ class TableDetector:
         # The middle of a packed block (both long rims shared with its neighbours) or a
         # stand whose vehicle hides half its rim shows few clean edges, but rim evidence
         # all round its outline and little through its middle.
+        # (A rect fitted inside a larger oval's rim has weaker evidence and sits at the
+        # far end of the offsets allowed.)
         return (fit.score >= self.min_coverage_all_round and min(fit.band_mean) >= self.min_band_all_round
-                and fit.cross <= self.max_cross_all_round)
+                and fit.cross <= self.max_cross_all_round and abs(fit.offset - self.edge_bias_px) <= 1.0)
 
     def _follow_shape(self, ev: np.ndarray, f: tuple, view: "PlaneView", c: np.ndarray, origin: tuple[int, int],
                       fighters: list, small_mm: list) -> dict | None:
