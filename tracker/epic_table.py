@@ -230,7 +230,8 @@ class EpicTable:
         in the last ``pick_up_memory_s`` counts (the one that stayed longest), judged on
         the state it was last there in.
         No stand over it: the token is just unseen."""
-        unit, at = self._unit_over(r, state), state
+        over = self._stand_over(r, state)
+        unit, sid, at = (over[0], over[1], state) if over else (None, None, state)
         recent = [x for x in self._over.get(r.marker_id, []) if state.time_s - x[0] <= self.pick_up_memory_s]
         if recent:
             # The stand that stayed on it longest: the one the player put down there (its
@@ -249,7 +250,9 @@ class EpicTable:
         if not new.escorted:
             self._refused.add(key)
         else:
-            new = follow_escort(new, state)
+            # It rides on the stand that stood on it (two touching stands can both be
+            # "on" a marker centre that lies on their common edge).
+            new = follow_escort(replace(new, carrier=sid or new.carrier), state)
         return new, ruling
 
     # ------------------------------------------------------------------ player actions
