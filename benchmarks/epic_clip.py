@@ -28,19 +28,7 @@ from tracker.config import GameConfig  # noqa: E402
 from tracker.pipeline import Pipeline  # noqa: E402
 from tracker.rules.epic import control  # noqa: E402
 from tracker.sources import footage_video, open_source  # noqa: E402
-from tracker.world import Base, Fighter, Token, WorldState  # noqa: E402
-
-
-def truth_state(truth: dict, frame: dict) -> WorldState:
-    stands = {s["id"]: s for s in truth["stands"]}
-    fighters = []
-    for f in frame["fighters"]:
-        s = stands[f["id"]]
-        w, d = (v / 25.4 for v in s["size_mm"])
-        fighters.append(Fighter(str(f["id"]), f["team"], f["x"], f["y"], f["z"], Base("rect", w, d, s["yaw_deg"]),
-                                unit=s["unit"]))
-    tokens = [Token(t["id"], t["kind"], t["x"], t["y"], t["z"], t["diameter_in"], t["tag_id"]) for t in frame["tokens"]]
-    return WorldState(frame_index=frame["frame"], fighters=tuple(fighters), tokens=tuple(tokens))
+from tracker.synthetic.epic_game import truth_world_state  # noqa: E402
 
 
 def main() -> None:
@@ -88,7 +76,7 @@ def main() -> None:
                        - np.array([(f.x, f.y) for f in last.state.fighters])[None], axis=2)
     pairs = [(ti, gi) for ti, gi in zip(*linear_sum_assignment(d)) if d[ti, gi] <= 0.4]
     right_unit = sum(unit_of[lt["fighters"][ti]["id"]] == last.state.fighters[gi].unit for ti, gi in pairs)
-    want = control(truth_state(truth, lt), GameConfig.load(a.folder).epic).control
+    want = control(truth_world_state(truth, lt), GameConfig.load(a.folder).epic).control
     got_ctl = last.epic.control.control
     picks = [r for r in pipe.epic.rulings if r.question == "rescue pick-up" and r.details.get("escort")]
     drops = [r for r in pipe.epic.rulings if r.question == "rescue escort destroyed"]

@@ -29,6 +29,17 @@ def calibrated(footage):
     return Pipeline.from_footage(footage)
 
 
+@pytest.fixture(scope="session")
+def epic_pipeline():
+    """The real pipeline, calibrated once on the bundled Epic-scale footage."""
+    from tracker.pipeline import Pipeline
+
+    folder = Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo"
+    if not (folder / "game.yaml").exists():
+        pytest.fail(f"{folder}: the bundled Epic footage is missing; run `tabletracker make-sample --epic`")
+    return Pipeline.from_footage(folder)
+
+
 @pytest.fixture
 def live_app(calibrated, footage, tmp_path):
     """``live_app(**config) -> app``: the web app playing the bundled footage through a

@@ -21,15 +21,6 @@ def get_json(url: str) -> dict:
         return json.loads(r.read())
 
 
-@pytest.fixture(scope="module")
-def epic_pipeline():
-    from tracker.pipeline import Pipeline
-
-    if not (EPIC / "game.yaml").exists():
-        pytest.fail(f"{EPIC}: the bundled Epic footage is missing; run `tabletracker make-sample --epic`")
-    return Pipeline.from_footage(EPIC)
-
-
 @pytest.fixture
 def epic_page(epic_pipeline, tmp_path, browser, serve_app):
     """The app playing the Epic clip (as tests/test_webui_epic.py builds it) on 127.0.0.1,

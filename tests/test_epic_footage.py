@@ -15,7 +15,7 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 
 from tracker.epic import cm_to_in
-from tracker.world import Base, Fighter, Token, WorldState
+from tracker.synthetic.epic_game import truth_world_state
 
 EPIC = Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo"
 
@@ -84,26 +84,13 @@ def test_stands_are_grouped_into_their_roster_units(epic_run):
     assert not wrong, f"stands in the wrong unit: {wrong}"
 
 
-def _truth_state(truth: dict, frame: dict) -> WorldState:
-    """The world state the truth describes (stands with their units, markers)."""
-    stands = {s["id"]: s for s in truth["stands"]}
-    fighters = []
-    for f in frame["fighters"]:
-        s = stands[f["id"]]
-        w, d = (v / 25.4 for v in s["size_mm"])
-        fighters.append(Fighter(str(f["id"]), f["team"], f["x"], f["y"], f["z"], Base("rect", w, d, s["yaw_deg"]),
-                                unit=s["unit"]))
-    tokens = [Token(t["id"], t["kind"], t["x"], t["y"], t["z"], t["diameter_in"], t["tag_id"]) for t in frame["tokens"]]
-    return WorldState(frame_index=frame["frame"], fighters=tuple(fighters), tokens=tuple(tokens))
-
-
 def test_control_at_the_end_matches_the_rules_on_the_true_positions(epic_run):
     from tracker.config import GameConfig
     from tracker.rules.epic import control
 
     truth, results, pipe = epic_run
     cfg = GameConfig.load(EPIC).epic
-    want = control(_truth_state(truth, truth["frames"][-1]), cfg).control
+    want = control(truth_world_state(truth, truth["frames"][-1]), cfg).control
     got = results[-1].epic.control.control
     assert got == want
     # The clip is built so that both sides hold something and something is contested.

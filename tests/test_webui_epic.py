@@ -14,15 +14,6 @@ import pytest
 EPIC = Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo"
 
 
-@pytest.fixture(scope="module")
-def epic_pipeline():
-    from tracker.pipeline import Pipeline
-
-    if not (EPIC / "game.yaml").exists():
-        pytest.fail(f"{EPIC}: the bundled Epic footage is missing; run `tabletracker make-sample --epic`")
-    return Pipeline.from_footage(EPIC)
-
-
 @pytest.fixture
 def epic_app(epic_pipeline, tmp_path):
     from webui import create_app, get_player, stop_player

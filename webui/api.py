@@ -270,28 +270,8 @@ def end_round():
     control, rulings = objective_control(st, previous, rnd)
     snapshot = player.evidence_jpeg(latest, control, state=st)
     state_json = json.dumps(jsonable(st.to_dict()))
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        again = db.execute("SELECT battle_round, ended_at FROM games WHERE id = ?", (game["id"],)).fetchone()
-        if again["battle_round"] != rnd or again["ended_at"] is not None:
-            raise ApiError(409, f"battle round {rnd} was just ended by another request; reload the page")
-        cur = db.execute(
-            "INSERT INTO rulings (game_id, battle_round, created_at, frame_index, time_s, previous_control,"
-            " control, rulings, state, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (game["id"], rnd, now_iso(), int(latest.result.index), float(latest.result.time_s),
-             json.dumps(previous), json.dumps(control), json.dumps(rulings), state_json, snapshot))
-        if rnd >= max_rounds:
-            db.execute("UPDATE games SET control = ?, ended_at = ? WHERE id = ?",
-                       (json.dumps(control), now_iso(), game["id"]))
-        else:
-            db.execute("UPDATE games SET control = ?, battle_round = ? WHERE id = ?",
-                       (json.dumps(control), rnd + 1, game["id"]))
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
+    row = store_round(db, game, rnd, latest, previous, control, rulings, state_json, snapshot)
     player.set_control(control)
-    row = db.execute("SELECT * FROM rulings WHERE id = ?", (cur.lastrowid,)).fetchone()
     body = ruling_json(row)
     warnings = []
     if st.hands_over_table:
@@ -304,6 +284,38 @@ def end_round():
     body.update({"ruling_id": row["id"], "ended_round": rnd, "warnings": warnings,
                  "battle_round": rnd if rnd >= max_rounds else rnd + 1, "game_over": rnd >= max_rounds})
     return jsonify(body), 201
+
+
+
+def store_round(db: sqlite3.Connection, game: sqlite3.Row, rnd: int, latest, previous: dict, control: dict,
+                rulings: list, state_json: str, snapshot: bytes, also=None) -> sqlite3.Row:
+    """In one transaction: the round's rulings with the picture of the table, ``also(db)``
+    (e.g. the Epic ledger), and the game moved to the next round (or ended after the
+    last). 409 when another request has just ended this round."""
+    max_rounds = int(current_app.config["MAX_ROUNDS"])
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        again = db.execute("SELECT battle_round, ended_at FROM games WHERE id = ?", (game["id"],)).fetchone()
+        if again["battle_round"] != rnd or again["ended_at"] is not None:
+            raise ApiError(409, f"battle round {rnd} was just ended by another request; reload the page")
+        cur = db.execute(
+            "INSERT INTO rulings (game_id, battle_round, created_at, frame_index, time_s, previous_control,"
+            " control, rulings, state, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (game["id"], rnd, now_iso(), int(latest.result.index), float(latest.result.time_s),
+             json.dumps(previous), json.dumps(control), json.dumps(jsonable(rulings)), state_json, snapshot))
+        if also is not None:
+            also(db)
+        if rnd >= max_rounds:
+            db.execute("UPDATE games SET control = ?, ended_at = ? WHERE id = ?",
+                       (json.dumps(control), now_iso(), game["id"]))
+        else:
+            db.execute("UPDATE games SET control = ?, battle_round = ? WHERE id = ?",
+                       (json.dumps(control), rnd + 1, game["id"]))
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+    return db.execute("SELECT * FROM rulings WHERE id = ?", (cur.lastrowid,)).fetchone()
 
 
 def game_arg(db: sqlite3.Connection) -> int | None:

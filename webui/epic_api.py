@@ -29,7 +29,8 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify
 
-from .api import int_arg, json_body, jsonable, ruling_json, sides_json, the_latest, the_player, this_game
+from .api import (int_arg, json_body, jsonable, ruling_json, sides_json, store_round, the_latest, the_player,
+                  this_game)
 from .db import control_of, get_db, now_iso
 from .errors import ApiError
 
@@ -70,6 +71,12 @@ def _ledger_obj(db: sqlite3.Connection, game_id: int, config):
     # ledger object only needs the values and the markers removed from play.
     return replace(start, morale={int(k): int(v) for k, v in stored["morale"].items()},
                    removed=frozenset(stored.get("removed", ())))
+
+
+def _save_ledger(db: sqlite3.Connection, game_id: int, ledger: dict) -> None:
+    db.execute("INSERT INTO epic_ledger (game_id, ledger, updated_at) VALUES (?, ?, ?) "
+               "ON CONFLICT (game_id) DO UPDATE SET ledger = excluded.ledger, updated_at = excluded.updated_at",
+               (game_id, json.dumps(jsonable(ledger)), now_iso()))
 
 
 @bp.get("")
@@ -166,31 +173,9 @@ def end_rally():
          + ")", "rule": c["rule"], "details": c}
         for c in (ledger["history"][-1]["changes"] if ledger["history"] else [])]
     snapshot = player.evidence_jpeg(latest, control, state=st)
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        again = db.execute("SELECT battle_round, ended_at FROM games WHERE id = ?", (game["id"],)).fetchone()
-        if again["battle_round"] != rnd or again["ended_at"] is not None:
-            raise ApiError(409, f"battle round {rnd} was just ended by another request; reload the page")
-        cur = db.execute(
-            "INSERT INTO rulings (game_id, battle_round, created_at, frame_index, time_s, previous_control,"
-            " control, rulings, state, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (game["id"], rnd, now_iso(), int(latest.result.index), float(latest.result.time_s),
-             json.dumps(previous), json.dumps(control), json.dumps(jsonable(rulings)),
-             json.dumps(jsonable(st.to_dict())), snapshot))
-        db.execute("INSERT INTO epic_ledger (game_id, ledger, updated_at) VALUES (?, ?, ?) "
-                   "ON CONFLICT (game_id) DO UPDATE SET ledger = excluded.ledger, updated_at = excluded.updated_at",
-                   (game["id"], json.dumps(jsonable(ledger)), now_iso()))
-        if rnd >= max_rounds:
-            db.execute("UPDATE games SET control = ?, ended_at = ? WHERE id = ?", (json.dumps(control), now_iso(), game["id"]))
-        else:
-            db.execute("UPDATE games SET control = ?, battle_round = ? WHERE id = ?",
-                       (json.dumps(control), rnd + 1, game["id"]))
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
+    row = store_round(db, game, rnd, latest, previous, control, rulings, json.dumps(jsonable(st.to_dict())),
+                      snapshot, also=lambda conn: _save_ledger(conn, game["id"], ledger))
     player.set_control(control)
-    row = db.execute("SELECT * FROM rulings WHERE id = ?", (cur.lastrowid,)).fetchone()
     body = ruling_json(row)
     body.update({"ruling_id": row["id"], "ended_round": rnd, "ledger": ledger,
                  "battle_round": rnd if rnd >= max_rounds else rnd + 1, "game_over": rnd >= max_rounds,
@@ -265,9 +250,7 @@ def bunker():
                       pending=list(stored.get("pending", [])) + nd["pending"])
     db.execute("BEGIN IMMEDIATE")
     try:
-        db.execute("INSERT INTO epic_ledger (game_id, ledger, updated_at) VALUES (?, ?, ?) "
-                   "ON CONFLICT (game_id) DO UPDATE SET ledger = excluded.ledger, updated_at = excluded.updated_at",
-                   (game["id"], json.dumps(jsonable(ledger)), now_iso()))
+        _save_ledger(db, game["id"], ledger)
         db.commit()
     except BaseException:
         db.rollback()

@@ -241,3 +241,20 @@ def render_epic_set(out_dir: str | Path, seed: int = 7, width: int = 1920, heigh
     game = plan_epic_game(np.random.default_rng(seed), seconds)
     return render_set(out_dir, seed=seed, width=width, height=height, seconds=seconds, fps=fps, game=game,
                       camera_height_in=CAMERA_HEIGHT_IN, **kw)
+
+
+def truth_world_state(truth: dict, frame: dict):
+    """The world state a rendered Epic set's truth describes at one frame (stands with
+    their units, sizes and yaw; the tokens on the table): what the rules core is run on
+    to check the tracker against."""
+    from ..world import Base, Fighter, Token, WorldState
+
+    stands = {s["id"]: s for s in truth["stands"]}
+    fighters = []
+    for f in frame["fighters"]:
+        s = stands[f["id"]]
+        w, d = (v / 25.4 for v in s["size_mm"])
+        fighters.append(Fighter(str(f["id"]), f["team"], f["x"], f["y"], f["z"], Base("rect", w, d, s["yaw_deg"]),
+                                unit=s["unit"]))
+    tokens = [Token(t["id"], t["kind"], t["x"], t["y"], t["z"], t["diameter_in"], t["tag_id"]) for t in frame["tokens"]]
+    return WorldState(frame_index=frame["frame"], fighters=tuple(fighters), tokens=tuple(tokens))
