@@ -216,9 +216,25 @@ class LivePlayer:
             raise out["error"]
         return out.get("value")
 
+    def _restart_on_loop(self, index: int) -> None:
+        """A recorded game played on loop starts again from its first frame: so does the
+        tracking (fighters back where they began, a destroyed unit back on the table).
+        The page's log and fighter states are the web app's and stay."""
+        n = self.source.frame_count or len(getattr(self.source, "frame_files", None) or ())
+        if not getattr(self.source, "loop", False) or self.source.is_live or not n:
+            return
+        lap = index // n
+        if lap != getattr(self, "_lap", 0):
+            self._lap = lap
+            old, new = self.pipeline, self.pipeline.fresh()
+            if tuple(old.detector.terrain) != tuple(new.detector.terrain):
+                new.detector.set_terrain(old.detector.terrain)  # terrain a judge has typed
+            self.pipeline = new
+
     def _process(self, frame: np.ndarray, index: int, t: float, entered_at: float = 0.0,
                  video_seq: int = 0) -> None:
         started = time.time()
+        self._restart_on_loop(index)
         try:
             result = self.pipeline.process(frame, index, t)
         except UserError as e:
