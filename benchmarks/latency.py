@@ -39,19 +39,15 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stream import ROOT, free_port, get_json, loadavg, wait_ready  # noqa: E402  (the sibling benchmark)
+from stream import get_json, served  # noqa: E402  (the sibling benchmark)
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -165,26 +161,9 @@ def main() -> None:
     if not 2 <= args.seconds <= 300 or not 1 <= args.poll_hz <= 50:
         sys.exit("error: --seconds 2-300 and --poll-hz 1-50")
 
-    proc = None
-    tmp = tempfile.TemporaryDirectory()
-    if args.url:
-        base = args.url.rstrip("/")
-        if urlsplit(base).hostname not in ("127.0.0.1", "localhost"):
-            sys.exit("error: --url must be on this machine (the times compared come from its clock)")
-    else:
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        env.pop("TABLETRACKER_TOKEN", None)
-        log = open(Path(tmp.name) / "server.log", "wb")
-        proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "--db", str(Path(tmp.name) / "bench.sqlite"),
-                                 "--port", str(port)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        print(f"load average before: {loadavg()}  (cpus: {os.cpu_count()})")
-        state = wait_ready(base, proc)
-        print(f"server {base}: stream {state['stream']['width']}x{state['stream']['height']}, "
-              f"source {state['fps']['source']:.1f} frames/s")
-        time.sleep(2.0)  # let the processing rate settle
+    if args.url and urlsplit(args.url).hostname not in ("127.0.0.1", "localhost"):
+        sys.exit("error: --url must be on this machine (the times compared come from its clock)")
+    with served(args.url) as (base, state):
         poller = StatePoller(base, args.poll_hz)
         poller.start()
         connected, parts = read_stream(base + "/stream.mjpg", args.seconds)
@@ -210,18 +189,8 @@ def main() -> None:
                         "max": round(max(xs), 1), "n": len(xs)}
             o = out[key]
             print(f"  {label:30s} {o['median']:8.1f} {o['p95']:8.1f} {o['max']:8.1f} {o['n']:5d}   ms")
-        print(f"load average after: {loadavg()}")
         if args.json:
             Path(args.json).write_text(json.dumps(out, indent=1))
-    finally:
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-        tmp.cleanup()
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ is printed before and after (the machine may be shared).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -123,21 +124,14 @@ def loadavg() -> str:
         return "n/a"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--viewers", type=int, default=10)
-    ap.add_argument("--seconds", type=float, default=10.0)
-    ap.add_argument("--layers", default="all", help="layers query ('all' = the page's default, or e.g. 'bases,rings')")
-    ap.add_argument("--url", default=None, help="benchmark a server already running here instead of starting one")
-    ap.add_argument("--json", default=None, help="also write the figures here")
-    args = ap.parse_args()
-    if not 1 <= args.viewers <= 100 or not 1 <= args.seconds <= 120:
-        sys.exit("error: --viewers 1-100 and --seconds 1-120")
-
+@contextlib.contextmanager
+def served(url: str | None):
+    """``(base URL, first /api/state)`` of the server to measure: the one at ``url``, or
+    the bundled sample served by a fresh ``webui.cli`` on a free port, stopped after."""
     proc = None
     tmp = tempfile.TemporaryDirectory()
-    if args.url:
-        base = args.url.rstrip("/")
+    if url:
+        base = url.rstrip("/")
     else:
         port = free_port()
         base = f"http://127.0.0.1:{port}"
@@ -152,6 +146,31 @@ def main() -> None:
         print(f"server {base}: stream {state['stream']['width']}x{state['stream']['height']}, "
               f"source {state['fps']['source']:.1f} frames/s")
         time.sleep(2.0)  # let the processing rate settle
+        yield base, state
+        print(f"load average after: {loadavg()}")
+    finally:
+        if proc is not None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        tmp.cleanup()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--viewers", type=int, default=10)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--layers", default="all", help="layers query ('all' = the page's default, or e.g. 'bases,rings')")
+    ap.add_argument("--url", default=None, help="benchmark a server already running here instead of starting one")
+    ap.add_argument("--json", default=None, help="also write the figures here")
+    args = ap.parse_args()
+    if not 1 <= args.viewers <= 100 or not 1 <= args.seconds <= 120:
+        sys.exit("error: --viewers 1-100 and --seconds 1-120")
+
+    with served(args.url) as (base, state):
         idle0 = get_json(base + "/api/state")["fps"]
         t_idle = time.monotonic()
         time.sleep(5.0)  # processing with no viewer, for comparison
@@ -199,18 +218,8 @@ def main() -> None:
               f"{out['server_processing_fps_no_viewers']:.2f} frames/s with no viewer just before")
         if out["errors"]:
             print(f"  viewer errors: {out['errors']}")
-        print(f"load average after: {loadavg()}")
         if args.json:
             Path(args.json).write_text(json.dumps(out, indent=1))
-    finally:
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-        tmp.cleanup()
 
 
 if __name__ == "__main__":
