@@ -251,15 +251,7 @@ def end_round():
     latest = the_latest(player)
     db = get_db()
     game = this_game(db)
-    max_rounds = int(current_app.config["MAX_ROUNDS"])
-    if game["ended_at"] is not None:
-        raise ApiError(409, f"game {game['id']} ended after battle round {game['battle_round']}; "
-                            f"start a new game (POST /api/game/new)")
-    rnd = game["battle_round"]
-    if "battle_round" in data:
-        asked = int_arg(data["battle_round"], "battle_round", minimum=1, maximum=max_rounds)
-        if asked != rnd:
-            raise ApiError(409, f"battle round {asked} is not the current round ({rnd}); reload the page")
+    rnd, max_rounds = round_to_end(game, data)
     previous = control_of(game)
     st = player.view_state(latest)  # with the roster and the judges' corrections
     # Fighters taken down (damage reached their Wounds, #8) leave the control counts.
@@ -285,6 +277,21 @@ def end_round():
                  "battle_round": rnd if rnd >= max_rounds else rnd + 1, "game_over": rnd >= max_rounds})
     return jsonify(body), 201
 
+
+
+def round_to_end(game: sqlite3.Row, data: dict[str, Any]) -> tuple[int, int]:
+    """(the battle round a round-end request ends, the game's last round): 409 when the
+    game is over or the request names another round than the current one."""
+    max_rounds = int(current_app.config["MAX_ROUNDS"])
+    if game["ended_at"] is not None:
+        raise ApiError(409, f"game {game['id']} ended after battle round {game['battle_round']}; "
+                            f"start a new game (POST /api/game/new)")
+    rnd = game["battle_round"]
+    if "battle_round" in data:
+        asked = int_arg(data["battle_round"], "battle_round", minimum=1, maximum=max_rounds)
+        if asked != rnd:
+            raise ApiError(409, f"battle round {asked} is not the current round ({rnd}); reload the page")
+    return rnd, max_rounds
 
 
 def store_round(db: sqlite3.Connection, game: sqlite3.Row, rnd: int, latest, previous: dict, control: dict,

@@ -27,10 +27,10 @@ import json
 import sqlite3
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, jsonify
 
-from .api import (int_arg, json_body, jsonable, ruling_json, sides_json, store_round, the_latest, the_player,
-                  this_game)
+from .api import (int_arg, json_body, jsonable, round_to_end, ruling_json, sides_json, store_round, the_latest,
+                  the_player, this_game)
 from .db import control_of, get_db, now_iso
 from .errors import ApiError
 
@@ -140,15 +140,7 @@ def end_rally():
     table = _epic(player)
     db = get_db()
     game = this_game(db)
-    max_rounds = int(current_app.config["MAX_ROUNDS"])
-    if game["ended_at"] is not None:
-        raise ApiError(409, f"game {game['id']} ended after battle round {game['battle_round']}; "
-                            f"start a new game (POST /api/game/new)")
-    rnd = game["battle_round"]
-    if "battle_round" in data:
-        asked = int_arg(data["battle_round"], "battle_round", minimum=1, maximum=max_rounds)
-        if asked != rnd:
-            raise ApiError(409, f"battle round {asked} is not the current round ({rnd}); reload the page")
+    rnd, max_rounds = round_to_end(game, data)
     dice = _dice(data, game["id"], rnd)
     before = _ledger_obj(db, game["id"], table.config)
     st = player.view_state(latest)
