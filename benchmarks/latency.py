@@ -47,7 +47,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stream import get_json, served  # noqa: E402  (the sibling benchmark)
+from stream import get_json, read_part, served  # noqa: E402  (the sibling benchmark)
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -74,14 +74,7 @@ def read_stream(url: str, seconds: float) -> tuple[float, list[dict]]:
                 sys.exit("error: the stream closed")
             if not line.startswith(b"--"):
                 continue
-            headers = {}
-            while True:
-                h = resp.fp.readline().strip()
-                if not h:
-                    break
-                k, _, v = h.decode("latin-1").partition(":")
-                headers[k.strip().lower()] = v.strip()
-            resp.fp.read(int(headers.get("content-length", 0)))
+            headers = read_part(resp.fp)
             got = time.time()
             if "x-frame-entered" not in headers:
                 sys.exit("error: the stream parts carry no X-Frame-Entered header (an older server?)")

@@ -28,13 +28,8 @@ from __future__ import annotations
 
 import os
 
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-           "VECLIB_MAXIMUM_THREADS", "OPENCV_FOR_THREADS_NUM"):
-    os.environ[_v] = "1"
-
+import one_core  # noqa: F401  (first: one thread for BLAS and OpenCV, before they load)
 import cv2  # noqa: E402
-
-cv2.setNumThreads(1)
 
 import argparse  # noqa: E402
 import json  # noqa: E402

@@ -94,15 +94,7 @@ class Viewer(threading.Thread):
                     break
                 if not line.startswith(b"--"):
                     continue
-                headers = {}
-                while True:
-                    h = resp.fp.readline().strip()
-                    if not h:
-                        break
-                    k, _, v = h.decode("latin-1").partition(":")
-                    headers[k.strip().lower()] = v.strip()
-                n = int(headers.get("content-length", 0))
-                resp.fp.read(n)
+                read_part(resp.fp)
                 self.frames += 1
                 self.bytes += n
                 self.indices.append(int(headers.get("x-frame-index", -1)))
@@ -115,6 +107,19 @@ class Viewer(threading.Thread):
     @property
     def fps(self) -> float:
         return self.frames / self.elapsed if self.elapsed > 0 else 0.0
+
+
+def read_part(fp) -> dict[str, str]:
+    """After an MJPEG boundary line: read one part's headers (lower-cased) and its body."""
+    headers = {}
+    while True:
+        h = fp.readline().strip()
+        if not h:
+            break
+        k, _, v = h.decode("latin-1").partition(":")
+        headers[k.strip().lower()] = v.strip()
+    fp.read(int(headers.get("content-length", 0)))
+    return headers
 
 
 def loadavg() -> str:
