@@ -340,6 +340,11 @@ class TableDetector:
         # ... and it is near some token's code (cells wrong, of 16; a miniature: 15 or
         # more; a plain objective's black ring is as dark as a tag's border, but 19).
         self.tag_face_cost = 6.0
+        # An objective or treasure tag read by search: in one look at most this far (of
+        # 16 cells) from its code, and 2 nearer than any other code. The shared eval
+        # sets' tags read 0.5-0.6 where the cut-out fails (next code 3.2); a miniature 15
+        # or more.
+        self.token_search_cost = 2.0
         # Token discs not reported as tokens that are still paper, never bases: (xy, read)
         # a tag face not read (yet), or a state tag this table gives no meaning.
         self._paper_discs: list[tuple[np.ndarray, bool]] = []
@@ -887,8 +892,8 @@ class TableDetector:
         one whose border cells are darkest against the paper just outside them is
         read softly against every code. A token lies still: a reading too close to
         call in one look is summed with the looks before at the same place (``xy``)
-        until one code clearly wins. Only state-token ids are read this way (objective
-        and treasure tags are read as before, by their cut-out square only)."""
+        until one code clearly wins. Objective and treasure ids are taken from here only
+        when one look reads them nearly perfectly (``token_search_cost``)."""
         from calibration.markers import get_dictionary
 
         g = cv2.GaussianBlur(gray, (0, 0), 0.6).astype(np.float32)
@@ -947,6 +952,7 @@ class TableDetector:
         # marker's or a terrain piece's: only those are told apart.
         per_id[[i for i in range(len(per_id)) if self._token_kind(i) is None]] = np.inf
         self._last_cost, self._last_best = float(per_id.min()), int(np.argmin(per_id))
+        look_two = np.partition(per_id, 1)[:2]  # this look alone (objective, treasure: below)
         n = 1
         if xy is not None:  # sum with earlier looks at this place
             for vote in self._state_votes:
@@ -962,7 +968,15 @@ class TableDetector:
         idx = int(np.argmin(per_id))
         if best_two[0] / n > 3.5 or best_two[1] - best_two[0] < 2.0:
             return None
-        return idx if self._token_kind(idx) == KIND_STATE else None
+        if self._token_kind(idx) == KIND_STATE:
+            return idx
+        # An objective or treasure tag whose square the cut-out could not take alone
+        # (its border run into the disc's dark edge): read here only when it is clear
+        # in one look (a misread objective moves a control ruling), never by votes.
+        if self._last_face >= self.tag_face_min and look_two[0] <= self.token_search_cost \
+                and look_two[1] - look_two[0] >= 2.0 and idx == self._last_best:
+            return idx
+        return None
 
     def _discs(self, lab: np.ndarray, usable: np.ndarray, diameter_in: float, n_max: int):
         """Token-sized discs: bright neutral (white tokens, printed tags) or gold. Yields
