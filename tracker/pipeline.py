@@ -73,7 +73,9 @@ class Pipeline:
 
             self.epic = EpicTable(config.epic)
         self.full_every = full_every
-        self._last_full = -10**9
+        self._last_full = -10**9  # source index of the last full look
+        self._processed = 0  # frames processed (a live player skips some)
+        self._last_full_processed = -10**9
         self._hands_before = self._hands_now = False
         # Change gate (tracker.motion): a still frame is not looked at again, a change at
         # a known fighter only re-finds that fighter; a full look at least every safety_s.
@@ -106,16 +108,19 @@ class Pipeline:
         tracks = self.tracker.tracks
         # Hands move fighters: look at the whole table every other frame while they are there.
         every = min(self.full_every, 2) if self._hands_now else self.full_every
+        # Counted in frames this pipeline processed, not source frames: a live player
+        # that skips frames while a full look runs would otherwise make every frame it
+        # does process a full look (and the overlay lag the camera by a full look each).
         need_full = (
             every <= 1
-            or index - self._last_full >= every
+            or self._processed - self._last_full_processed >= every
             or not tracks
             or any(not t.confirmed for t in tracks)
             or (self._hands_before and not self._hands_now)
         )
         if need_full:
             dets = self.detector.detect(frame)
-            self._last_full = index
+            self._last_full, self._last_full_processed = index, self._processed
         else:
             dets = self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
         self._hands_before, self._hands_now = self._hands_now, dets.hands
@@ -221,7 +226,7 @@ class Pipeline:
                 dets = self.detector.detect(frame)
             finally:
                 self.detector.tokens_every = keep
-            self._last_full, self.look = index, "full"
+            self._last_full, self._last_full_processed, self.look = index, self._processed, "full"
             self.gate.accept(change)
         elif dets is None:  # still (or only round the markers): every fighter where it was
             dets = held_detections(tracks, self.detector.terrain)
@@ -230,6 +235,7 @@ class Pipeline:
         return dets
 
     def process(self, frame: np.ndarray, index: int = 0, time_s: float = 0.0) -> FrameResult:
+        self._processed += 1
         dets = self._gated(frame, index) if self.gate is not None else None
         if dets is None:  # the usual way
             self._update_pose(frame, index)
