@@ -283,6 +283,28 @@ def _local_maxima(resp: np.ndarray, threshold: float, radius: int) -> tuple[np.n
     return rows, cols
 
 
+def _sparse_maxima(resp: np.ndarray, threshold: float, radius: int, limit: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """Local maxima of a map that is mostly below ``threshold``: the few pixels above it,
+    strongest first, each kept unless a stronger one lies within ``radius`` (a dilation
+    of the whole map by a wide kernel costs far more when so little passes)."""
+    # Peaks of their 3x3 neighbourhood first (a 3x3 dilation is cheap), then the wider rule.
+    rows, cols = np.nonzero((resp > threshold) & (resp >= cv2.dilate(resp, np.ones((3, 3), np.uint8))))
+    if not len(rows):
+        return rows, cols
+    order = np.argsort(-resp[rows, cols], kind="stable")
+    rows, cols = rows[order], cols[order]
+    keep_r: list[int] = []
+    keep_c: list[int] = []
+    r2 = radius * radius
+    for r, c in zip(rows.tolist(), cols.tolist()):
+        if all((r - kr) ** 2 + (c - kc) ** 2 > r2 for kr, kc in zip(keep_r, keep_c)):
+            keep_r.append(r)
+            keep_c.append(c)
+            if len(keep_r) >= limit:
+                break
+    return np.array(keep_r, int), np.array(keep_c, int)
+
+
 def _subpixel_peak(resp: np.ndarray, r: int, c: int) -> tuple[float, float]:
     """Parabolic interpolation of a peak in each axis."""
     h, w = resp.shape
@@ -353,12 +375,16 @@ class TableDetector:
         self._last_tokens = Detections()
         self.learn_rim_colours = False  # on: more rims found where light dulls them, more false ones too
         self.min_coverage = 0.18  # share of the rim's circle seen as a clean edge
+        # Partly hidden rims: centres voted for by the rim's edge (_arc_candidates).
+        self.arc_candidates = True
+        self.arc_threshold = 0.02
         # A fitted rim round bare table, or round a solid disc of its colour, is no base
         # (_base_body): middle changed from the empty table, at least; a solid disc: edge
         # points thin, at most, and rim evidence over the middle, over.
         self.bare_middle_max = 0.15
         self.solid_thin_max, self.solid_middle_min = 0.26, 0.5
         self._ring_labs: dict[int, np.ndarray] = {}  # this frame in each view (_find_rings)
+        self._halfs: dict[tuple[int, int], np.ndarray] = {}  # half-size evidence per (view, side)
         self._frame_background: np.ndarray | None = None  # a frame standing in for the empty table
         self._mini_seen: list[np.ndarray] = []  # small white-rimmed bases seen not to be paper (_paper_rim)
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
@@ -490,6 +516,11 @@ class TableDetector:
             cands += self._find_rings(plab, self._rims_platforms[i], inside & view.valid, i, evs)
         t2 = time.perf_counter()
         fits = self._refine(cands, evs)
+        if self.arc_candidates:  # rims seen only in part, where no rim was fitted
+            arcs = [c for (v, side), half in self._halfs.items()
+                    for c in self._arc_candidates(half, side, v, fits)]
+            if arcs:
+                fits += self._refine(arcs, evs)
         if self._shaped:
             fits += self._refine_shapes(self._find_shapes(evs), evs)
         if self.learn_rim_colours:
@@ -518,7 +549,8 @@ class TableDetector:
         out.tokens_checked = look_for_tokens
         return out
 
-    def follow(self, frame: np.ndarray, fighters: list[tuple[float, float, float, int, float]]) -> Detections:
+    def follow(self, frame: np.ndarray, fighters: list[tuple[float, float, float, int, float]], *,
+               reach_in: float = 0.8, max_jump_in: float = 0.5) -> Detections:
         """Re-find known bases near where they were: ``fighters`` as (x, y, z, side,
         base_mm). Between full detections a base is looked for only in a window round
         its last place, in its own side's colour, at its own size: a few hundred pixels
@@ -542,7 +574,7 @@ class TableDetector:
                 continue
             c = view.to_pixel(np.array([[x, y]]))[0]
             r = (float(np.hypot(f[6], f[7])) if shaped else mm) / MM_PER_IN / 2 * S
-            reach = int(r + 0.8 * S + 4)  # a fighter glides well under 0.8 in a frame
+            reach = int(r + reach_in * S + 4)  # a fighter glides well under 0.8 in a frame
             H, W = view.shape
             r0, r1 = max(int(c[1]) - reach, 0), min(int(c[1]) + reach + 1, H)
             c0, c1 = max(int(c[0]) - reach, 0), min(int(c[0]) + reach + 1, W)
@@ -577,7 +609,7 @@ class TableDetector:
             xy = view.to_world(np.array([cx + c0]), np.array([cy + r0]))[0]
             # A jump, or a centre inside another known fighter's base, is a neighbour's
             # rim or a miniature's edge, not this fighter: leave it to the next full look.
-            if np.hypot(xy[0] - x, xy[1] - y) > 0.5 or any(
+            if np.hypot(xy[0] - x, xy[1] - y) > max_jump_in or any(
                     (o[0], o[1]) != (x, y) and np.hypot(xy[0] - o[0], xy[1] - o[1]) < (omm + mm) / MM_PER_IN / 2 * 0.85
                     for o, omm in zip(fighters, small_mm)):
                 continue
@@ -1014,8 +1046,11 @@ class TableDetector:
             if fit is None:
                 continue
             cx, cy, rad, cover, _, _ = fit
-            # A shaded disc (a coin) fades toward its edge: its evidence edge falls inside.
-            if abs(rad - r - self.edge_bias_px) > max(2.5, 0.25 * r) or cover < 0.5:
+            # A shaded disc (a coin) fades toward its edge: its evidence edge falls inside,
+            # by up to a third of the radius (a gold coin by a terrain piece's shadow at
+            # 720p: 8.3 px of 10.5), never far outside.
+            off = rad - r - self.edge_bias_px
+            if off > max(2.5, 0.25 * r) or off < -max(2.5, 0.33 * r) or cover < 0.5:
                 continue
             xy = self.floor.to_world(np.array([cx]), np.array([cy]))[0]
             found.append((xy, cover))
@@ -1068,6 +1103,8 @@ class TableDetector:
         rim_w = max(1.5, 0.09 * S)
         out: list[_Candidate] = []
         self._ring_labs[view_index] = lab  # the frame seen in this view (_base_body)
+        if view_index < 0:
+            self._halfs = {}
         for (side, _, sizes), ev in zip(self._side_lab(), rims.evidence(lab)):
             ev[~usable] = 0.0
             evs[(view_index, side)] = ev
@@ -1080,7 +1117,65 @@ class TableDetector:
                 for rr, cc in zip(rows, cols):
                     pr, pc = _subpixel_peak(resp, int(rr), int(cc))
                     mine.append(_Candidate(2 * pr + 0.5, 2 * pc + 0.5, side, mm, float(resp[rr, cc]), view_index))
+            self._halfs[(view_index, side)] = half  # (_arc_candidates)
             out += mine
+        return out
+
+    def _arc_candidates(self, half: np.ndarray, side: int, view_index: int, fits: list[dict]) -> list[_Candidate]:
+        """Centres of rims seen only in part: a miniature standing over most of its base
+        leaves a crescent of rim, whose ring correlation peaks off the true centre (and a
+        fit started there misses the arc). Each point of the rim's outer edge (evidence
+        inside, none just outside) votes for the centre one radius inward along the
+        evidence's gradient: a Hough transform of known radius, which a third of a circle
+        localises as sharply as a whole one. Looked for only away from the rims already
+        fitted (``fits``, from the ring candidates): a second chance, not a second search."""
+        sizes = next(sz for s, _, sz in self._side_lab() if s == side)
+        gx = cv2.Sobel(half, cv2.CV_32F, 1, 0, ksize=3, scale=0.125)
+        gy = cv2.Sobel(half, cv2.CV_32F, 0, 1, ksize=3, scale=0.125)
+        mag = cv2.magnitude(gx, gy)
+        ys, xs = np.nonzero(mag > 0.04)
+        if len(xs) < 8:
+            return []
+        w = mag[ys, xs]
+        ux, uy = gx[ys, xs] / w, gy[ys, xs] / w
+        H, W = half.shape
+        # An outer edge: table (no evidence) two pixels outward, the rim two inward.
+        ox = np.clip(np.rint(xs - 2 * ux), 0, W - 1).astype(int)
+        oy = np.clip(np.rint(ys - 2 * uy), 0, H - 1).astype(int)
+        ix = np.clip(np.rint(xs + 2 * ux), 0, W - 1).astype(int)
+        iy = np.clip(np.rint(ys + 2 * uy), 0, H - 1).astype(int)
+        outer = half[oy, ox] < 0.3 * half[iy, ix]
+        xs, ys, w, ux, uy = xs[outer], ys[outer], w[outer], ux[outer], uy[outer]
+        if len(xs) < 8:
+            return []
+        W_in, D_in = self.config.table.play_area_in
+        view = self.floor if view_index < 0 else self.platform_views[view_index][1]
+        done = np.array([(f["col"], f["row"], f["radius_px"]) for f in fits
+                         if f["view"] == view_index and f["score"] >= self.min_coverage], float).reshape(-1, 3)
+        out = []
+        for mm in sizes:
+            r = mm / MM_PER_IN / 2 * self.px_per_in / 2
+            cx = np.rint(xs + r * ux).astype(np.int64)
+            cy = np.rint(ys + r * uy).astype(np.int64)
+            ok = (cx >= 0) & (cx < W) & (cy >= 0) & (cy < H)
+            acc = np.bincount(cy[ok] * W + cx[ok], weights=w[ok], minlength=H * W).reshape(H, W).astype(np.float32)
+            # Votes scatter by a pixel or so (summed over 3x3); per unit of circumference,
+            # so a score is the share of the circle seen times the evidence's rise.
+            acc = cv2.boxFilter(acc, -1, (3, 3), normalize=False) * (1.0 / (2 * np.pi * r))
+            rows, cols = _sparse_maxima(acc, self.arc_threshold, max(2, int(r * 0.6)))
+            for rr, cc in zip(rows, cols):
+                pr, pc = _subpixel_peak(acc, int(rr), int(cc))
+                row, col = 2 * pr + 0.5, 2 * pc + 0.5
+                # Within a rim already fitted: that base, or its inner edge.
+                if len(done) and bool((np.hypot(done[:, 0] - col, done[:, 1] - row)
+                                       < 0.8 * np.maximum(done[:, 2], 2 * r)).any()):
+                    continue
+                # A fighter stands on the table: an arc centred off it is a hand's or the
+                # table edge's outline (a palm leaving the table, at 720p).
+                x, y = view.to_world(np.array([col]), np.array([row]))[0]
+                if not (0.0 <= x <= W_in and 0.0 <= y <= D_in):
+                    continue
+                out.append(_Candidate(row, col, side, mm, float(acc[rr, cc]), view_index))
         return out
 
     def _refine(self, cands: list[_Candidate], ev_by_view_side: dict[tuple[int, int], np.ndarray]) -> list[dict]:
