@@ -51,7 +51,8 @@ class Pipeline:
     ``look`` says what the last frame got: full / follow / pose / still.
     """
 
-    def __init__(self, config: GameConfig, setup, *, fps: float = 15.0, full_every: int = 5, gate: bool = True):
+    def __init__(self, config: GameConfig, setup, *, fps: float = 15.0, full_every: int = 5, gate: bool = True,
+                 background: bool = False):
         from calibration.live import PoseTracker
 
         from .detection import TableDetector
@@ -89,6 +90,17 @@ class Pipeline:
         self._gate_map = None
         self._state: WorldState | None = None
         self._gate_ms = 0.0
+        # background=True (the live player): a full look runs on a worker thread while
+        # the frames that come meanwhile are followed; its new bases and tokens join the
+        # frame being processed when it ends (see _look). The overlay then waits for a
+        # follow (tens of ms), never for a full look (hundreds).
+        self.background = background
+        self._worker = None
+        self._pending = None  # (future, source index, gate change, camera) of the look running
+        self.background_looks = 0  # full looks merged from the worker
+        # Tests: no worker thread, each background look made at once and held back this
+        # many processed frames (a look's age, made repeatable).
+        self.look_delay_frames: int | None = None
 
     @property
     def full_every(self) -> int:
@@ -119,8 +131,7 @@ class Pipeline:
             or (self._hands_before and not self._hands_now)
         )
         if need_full:
-            dets = self.detector.detect(frame)
-            self._last_full, self._last_full_processed = index, self._processed
+            dets = self._look(frame, index)
         else:
             dets = self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
         self._hands_before, self._hands_now = self._hands_now, dets.hands
@@ -135,7 +146,8 @@ class Pipeline:
 
     def fresh(self) -> "Pipeline":
         """A pipeline for the same table and calibration with no tracking history."""
-        return Pipeline(self.config, self.setup, fps=self.fps, full_every=self.full_every, gate=self.gate is not None)
+        return Pipeline(self.config, self.setup, fps=self.fps, full_every=self.full_every, gate=self.gate is not None,
+                        background=self.background)
 
     @classmethod
     def from_footage(cls, folder: str | Path, *, progress: bool = False) -> "Pipeline":
@@ -170,6 +182,134 @@ class Pipeline:
             raise CalibrationError(f"cannot read calibration ({e}); re-run calibrate-camera / calibrate-table") from None
         return cls(config, TableSetup(camera, background, (), float("nan"), float("nan")))
 
+    # -- full looks, at once or on the worker ------------------------------------------
+    def _detect_whole(self, frame: np.ndarray, tokens: bool) -> "Detections":
+        keep = self.detector.tokens_every
+        self.detector.tokens_every = 1 if tokens else keep
+        try:
+            return self.detector.detect(frame)
+        finally:
+            self.detector.tokens_every = keep
+
+    def _look(self, frame: np.ndarray, index: int, tokens: bool = False, change=None) -> "Detections":
+        """A full look at the whole table on this frame. In the background: handed to the
+        worker (if it is free) and this frame's known fighters followed meanwhile; the
+        very first look (nothing known yet) is made at once. ``change`` (the gate's, for
+        this frame) becomes the gate's reference once the look is made: until then what
+        changed is still to be looked at."""
+        self.look = "full"
+        tracks = self.tracker.tracks
+        if not self.background or (not tracks and self._last_full < 0 and self._pending is None):
+            dets = self._detect_whole(frame, tokens)
+            self._last_full, self._last_full_processed = index, self._processed
+            if change is not None:
+                self.gate.accept(change)
+            return dets
+        if self._pending is None:
+            # Tokens at every look: looks are rarer here, and a vanished treasure token's
+            # carrier is told from who stood beside it when it went.
+            if self.look_delay_frames is not None:
+                future = _HeldLook(self._detect_whole(frame, True), self, self._processed + self.look_delay_frames)
+            else:
+                if self._worker is None:
+                    from concurrent.futures import ThreadPoolExecutor
+
+                    self._worker = ThreadPoolExecutor(1, thread_name_prefix="tabletracker-look")
+                future = self._worker.submit(self._detect_whole, frame, True)
+            self._pending = (future, index, change, self.camera)
+            self._last_full_processed = self._processed  # paced from when it was asked for
+        self.look = "follow"
+        return self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
+
+    def _join_look(self, dets: "Detections", frame: np.ndarray, index: int) -> "Detections":
+        """A background look that has ended joins this frame: its bases that this frame's
+        own bases do not explain join them (a fighter the follow lost, found again; a new
+        one, confirmed as any new base is), its tokens replace this frame's. Bases it saw where a hand is
+        now are left for the next look: what the hand does there is newer."""
+        from .detection import KIND_BASE, Detections
+
+        future, at, change, camera = self._pending
+        if not future.done():
+            return dets
+        self._pending = None
+        try:
+            full = future.result()
+        except Exception:  # noqa: BLE001 - a failed look is as if it was not made
+            return dets
+        if camera is not self.camera:  # the camera was re-posed meanwhile: stale
+            return dets
+        self._last_full = at
+        if change is not None and self.gate is not None:
+            self.gate.accept(change)  # what changed up to the look's frame has been looked at
+        self.background_looks += 1
+        self.look = "full"
+        # Only this frame's own bases outrank the look's (they are newer); a fighter the
+        # follow lost is matched to the look's base by the tracker, as any base is.
+        known = [(np.asarray(xy, float), mm) for xy, mm in zip(dets.xyz[:, :2], dets.base_mm)]
+        new = np.zeros(len(full), bool)
+        for k in range(len(full)):
+            if full.kind[k] != KIND_BASE:
+                continue
+            xy, r = full.xyz[k, :2], full.base_mm[k] / 25.4 / 2
+            new[k] = not dets.hand_over(float(xy[0]), float(xy[1])) and all(
+                np.hypot(*(xy - kxy)) >= 0.85 * (r + kmm / 25.4 / 2) for kxy, kmm in known)
+        # The look is a few frames old: a base that has moved since is re-found in this
+        # frame from where the look saw it (a fighter glides up to ~0.7 in a frame); one
+        # not re-found is left to the next look, never reported where it was.
+        found = self._refind(full[new], frame, index - at) if new.any() else None
+        # Tokens seen under a hand say nothing of those the hand hid (the tracker keeps
+        # them as they were while hands are over the table): not taken from such a look.
+        tokens = full[full.kind != KIND_BASE] if full.tokens_checked and not full.hands else None
+        parts = [dets[dets.kind == KIND_BASE]] + ([found] if found is not None else []) + \
+            ([tokens] if tokens is not None else [dets[dets.kind != KIND_BASE]])
+        out = Detections.merge(parts, terrain=dets.terrain, hand_mask=dets.hand_mask, hands=dets.hands,
+                               hand_view=dets.hand_view)
+        out.tokens_checked = tokens is not None or dets.tokens_checked
+        return out
+
+    def _refind(self, bases: "Detections", frame: np.ndarray, age: int) -> "Detections":
+        from .base_shapes import SHAPE_NAMES
+
+        specs = []
+        for k in range(len(bases)):
+            x, y, z = (float(v) for v in bases.xyz[k])
+            spec = (x, y, z, int(bases.side[k]), float(bases.base_mm[k]))
+            if len(bases.shape) and bases.shape[k]:
+                spec += (SHAPE_NAMES[int(bases.shape[k])], *map(float, bases.size_mm[k]), float(bases.angle_deg[k]))
+            specs.append(spec)
+        if age <= 0:
+            return bases
+        move = min(3.0, 0.7 * age)
+        return self.detector.follow(frame, specs, reach_in=0.8 + move, max_jump_in=0.5 + move)
+
+    def quiesce(self) -> None:
+        """Wait for a background look to end and drop it: the detector is about to change
+        (camera, terrain) under it."""
+        if self._pending is not None:
+            future = self._pending[0]
+            self._pending = None
+            try:
+                future.result(timeout=30)
+            except Exception:  # noqa: BLE001 - dropped either way
+                pass
+
+    def set_camera(self, camera) -> None:
+        """Use a new camera pose (a bump re-posed, or a judge's re-run)."""
+        self.quiesce()
+        self.camera = camera
+        self.detector.set_camera(camera)
+
+    def set_terrain(self, terrain) -> None:
+        """Use new terrain (a judge typed an untagged piece)."""
+        self.quiesce()
+        self.detector.set_terrain(terrain)
+
+    def close(self) -> None:
+        """Stop the background worker (a pipeline replaced, the server stopping)."""
+        if self._worker is not None:
+            self._worker.shutdown(wait=False, cancel_futures=True)
+            self._worker, self._pending = None, None
+
     def _update_pose(self, frame: np.ndarray, index: int) -> None:
         if self.pose_tracker is not None:
             # Searches only around where the table markers should be (a few ms), and
@@ -177,8 +317,7 @@ class Pipeline:
             status = self.pose_tracker.update(frame, frame_index=index)
             self.health = status.health
             if status.changed and status.camera is not None and index > 0:
-                self.camera = status.camera
-                self.detector.set_camera(self.camera)
+                self.set_camera(status.camera)
 
     def _gated(self, frame: np.ndarray, index: int) -> "Detections | None":
         """The change gate: this frame's detections worked out from what changed since
@@ -220,14 +359,7 @@ class Pipeline:
                 dets = follow_some(found, chosen, [t for i, t in enumerate(tracks) if i not in plan.follow])
                 self.gate.accept(change, change.mask)
         if dets is None and (plan.full or plan.follow):
-            keep = self.detector.tokens_every
-            self.detector.tokens_every = 1 if plan.tokens else keep
-            try:
-                dets = self.detector.detect(frame)
-            finally:
-                self.detector.tokens_every = keep
-            self._last_full, self._last_full_processed, self.look = index, self._processed, "full"
-            self.gate.accept(change)
+            dets = self._look(frame, index, tokens=plan.tokens, change=change)
         elif dets is None:  # still (or only round the markers): every fighter where it was
             dets = held_detections(tracks, self.detector.terrain)
             self.gate.accept(change, change.mask)
@@ -239,8 +371,10 @@ class Pipeline:
         dets = self._gated(frame, index) if self.gate is not None else None
         if dets is None:  # the usual way
             self._update_pose(frame, index)
+            self.look = "follow"  # (_look says "full" when it looks at the whole table)
             dets = self._detect(frame, index)
-            self.look = "full" if self._last_full == index else "follow"
+        if self._pending is not None:
+            dets = self._join_look(dets, frame, index)
         timings = dict(self.detector.timings_ms) if self.look in ("full", "follow") else {}
         if self.gate is not None:
             timings["gate"] = self._gate_ms
@@ -252,3 +386,17 @@ class Pipeline:
             state = replace(epic.state, extra={**state.extra, "epic": epic.summary()})
         self._state = state
         return FrameResult(index, time_s, frame, state, dets, timings, epic)
+
+
+class _HeldLook:
+    """A background look made at once and held back until ``ready_at`` frames have been
+    processed: the worker's timing made repeatable (``Pipeline.look_delay_frames``)."""
+
+    def __init__(self, dets, pipeline: Pipeline, ready_at: int):
+        self._dets, self._pipeline, self._ready_at = dets, pipeline, ready_at
+
+    def done(self) -> bool:
+        return self._pipeline._processed >= self._ready_at
+
+    def result(self, timeout: float | None = None):
+        return self._dets

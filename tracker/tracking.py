@@ -100,7 +100,8 @@ class FighterTracker:
         self._next_id = 1
         self._last_index = -1
         self._tokens: dict[str, Token] = {}
-        self._token_missing: dict[str, float] = {}  # token id -> when it was first not seen
+        # token id -> (when it was first not seen, the fighter beside it then, if any)
+        self._token_missing: dict[str, tuple[float, str | None]] = {}
         self._carrying: dict[str, str] = {}  # fighter id -> treasure token id
         self.token_grace_s = 0.5
         self._lost: list[tuple[_Track, float]] = []  # fighters recently gone, for re-identification
@@ -297,15 +298,25 @@ class FighterTracker:
         for tid, tok in prev.items():
             if tid in seen:
                 continue
-            since = self._token_missing.setdefault(tid, time_s)
+            if tid not in self._token_missing:
+                beside = self._fighter_beside(tok)
+                self._token_missing[tid] = (time_s, beside.id if beside is not None else None)
+            since, beside_then = self._token_missing[tid]
             if dets.hands:
                 seen[tid] = Token(**{**tok.__dict__, "occluded": True})
                 continue
-            if time_s - since < self.token_grace_s:
-                seen[tid] = tok  # not seen in one look: still there until it stays gone
+            if time_s - since < self.token_grace_s or self._new_base_beside(tok):
+                # Not seen in one look: still there until it stays gone. And a base just
+                # found beside it (a fighter put down on it, not yet confirmed) may be the
+                # one that took it: decided once that base is known.
+                seen[tid] = tok
                 continue
             self._token_missing.pop(tid, None)
             near = self._fighter_beside(tok)
+            if near is None and beside_then is not None:
+                # Gone for good: the fighter beside it when it went took it, though it may
+                # have walked on by the time the token is known to stay gone.
+                near = next((t for t in self.tracks if t.id == beside_then and t.confirmed), None)
             if tok.kind == "treasure" and near is not None and near.id not in self._carrying:
                 # "If at any point during a move action a fighter moves within 1" of a
                 # treasure token, the fighter can pick up that treasure. Remove the token"
@@ -331,6 +342,10 @@ class FighterTracker:
             self.events.append(Event(index, time_s, e["kind"], e["subject"],
                                      {k: v for k, v in e.items() if k not in ("kind", "subject")}))
         return out
+
+    def _new_base_beside(self, tok: Token) -> bool:
+        return any(not f.confirmed and float(np.hypot(f.xyz[0] - tok.x, f.xyz[1] - tok.y))
+                   - f.base_mm / MM_PER_IN / 2 <= 1.0 for f in self.tracks)
 
     def _fighter_beside(self, tok: Token):
         """The confirmed fighter whose base is nearest the token, if it is within 1"."""

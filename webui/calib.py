@@ -311,8 +311,7 @@ def recalibrate_table():
         except CalibrationError as e:
             raise ApiError(422, str(e)) from None
         cam = CameraModel(intr, pose)
-        pipe.camera = cam
-        pipe.detector.set_camera(cam)
+        pipe.set_camera(cam)
         if pipe.pose_tracker is not None:
             pipe.pose_tracker.pose = pose
         player.annotator.camera = cam

@@ -74,9 +74,12 @@ class VideoFrame:
 
 class LivePlayer:
     def __init__(self, source: Any, pipeline, *, loop: bool = True, stream_width: int = 1280,
-                 jpeg_quality: int = 80, realtime: bool = True):
+                 jpeg_quality: int = 80, realtime: bool = True, background: bool | None = None):
         self.source_spec = str(source)
         self.source = open_source(source, loop=loop)  # SourceError (a UserError) on a bad source
+        # In real time, full looks run beside the frames (Pipeline background): the
+        # overlay waits for a follow, not for a look at the whole table.
+        pipeline.background = realtime if background is None else bool(background)
         self.pipeline = pipeline
         self.annotator = Annotator(pipeline.camera, pipeline.config)
         self.stream_width = int(stream_width)
@@ -124,6 +127,7 @@ class LivePlayer:
                 t.join(timeout)
         if self._thread is None:
             self.source.close()
+        self.pipeline.close()
 
     @property
     def running(self) -> bool:
@@ -227,8 +231,9 @@ class LivePlayer:
         if lap != getattr(self, "_lap", 0):
             self._lap = lap
             old, new = self.pipeline, self.pipeline.fresh()
+            old.close()
             if tuple(old.detector.terrain) != tuple(new.detector.terrain):
-                new.detector.set_terrain(old.detector.terrain)  # terrain a judge has typed
+                new.set_terrain(old.detector.terrain)  # terrain a judge has typed
             self.pipeline = new
 
     def _process(self, frame: np.ndarray, index: int, t: float, entered_at: float = 0.0,

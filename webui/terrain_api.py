@@ -67,7 +67,7 @@ def apply_to_pipeline(player, types: dict[str, dict[str, Any]]) -> None:
     mapping = {k: (v["type"], float(v["height_in"])) for k, v in types.items()}
 
     def change(pipe):
-        pipe.detector.set_terrain(apply_types(pipe.setup.terrain, mapping))
+        pipe.set_terrain(apply_types(pipe.setup.terrain, mapping))
 
     player.call_in_pipeline(change, timeout=20.0)
 
