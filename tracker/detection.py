@@ -1327,16 +1327,24 @@ class TableDetector:
         ix = np.clip(np.rint(xs + 2 * ux), 0, W - 1).astype(int)
         iy = np.clip(np.rint(ys + 2 * uy), 0, H - 1).astype(int)
         outer = half[oy, ox] < 0.3 * half[iy, ix]
+        done = np.array([(f["col"], f["row"], f["radius_px"]) for f in fits
+                         if f["view"] == view_index and f["score"] >= self.min_coverage], float).reshape(-1, 3)
+        if len(done) and outer.any():
+            # Edges of rims already fitted (and anything on their bases) vote no more.
+            k = np.flatnonzero(outer)
+            px, py = 2 * xs[k] + 0.5, 2 * ys[k] + 0.5  # view pixels, as the fits
+            d = np.hypot(px[:, None] - done[None, :, 0], py[:, None] - done[None, :, 1])
+            outer[k[(d <= done[None, :, 2] + 3.0).any(axis=1)]] = False
         xs, ys, w, ux, uy = xs[outer], ys[outer], w[outer], ux[outer], uy[outer]
         if len(xs) < 8:
             return []
         W_in, D_in = self.config.table.play_area_in
         view = self.floor if view_index < 0 else self.platform_views[view_index][1]
-        done = np.array([(f["col"], f["row"], f["radius_px"]) for f in fits
-                         if f["view"] == view_index and f["score"] >= self.min_coverage], float).reshape(-1, 3)
         out = []
         for mm in sizes:
             r = mm / MM_PER_IN / 2 * self.px_per_in / 2
+            if w.sum() < self.arc_threshold * 2 * np.pi * r:
+                continue  # too little edge left for even one arc of this size
             cx = np.rint(xs + r * ux).astype(np.int64)
             cy = np.rint(ys + r * uy).astype(np.int64)
             ok = (cx >= 0) & (cx < W) & (cy >= 0) & (cy < H)
