@@ -5,7 +5,7 @@ removed. Checked against the renderer's truth. Both ways the pipeline runs: ever
 look made at once (offline, the CLI), and full looks in the background while the frames
 that come meanwhile are followed (the live player), each look joining four frames after
 the frame it looked at (~270 ms at 15 frames/s: a loaded machine's full look; the worker's
-timing is made repeatable here, the worker thread itself is tested in test_motion.py)."""
+timing is made repeatable here, the worker process itself is tested in test_motion.py)."""
 
 from __future__ import annotations
 

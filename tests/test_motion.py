@@ -213,8 +213,8 @@ def test_the_pipeline_with_the_gate_reports_the_same_fighters(calibrated, clip):
 
 
 def test_full_looks_on_the_worker_thread_join_the_frames_followed_meanwhile(calibrated, clip):
-    """The live player's way (Pipeline background): full looks run on a real worker
-    thread while the frames given meanwhile are followed; each look's bases join the frame
+    """The live player's way (Pipeline background): full looks run in a real worker
+    process while the frames given meanwhile are followed; each look's bases join the frame
     being processed when it ends. Over the stretch, at the clip's own rate (as a camera
     gives frames): looks did run beside the frames and join; the frames that waited for no
     look are followed, not looked at whole; every fighter the tracker confirmed is a real

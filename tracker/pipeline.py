@@ -90,7 +90,7 @@ class Pipeline:
         self._gate_map = None
         self._state: WorldState | None = None
         self._gate_ms = 0.0
-        # background=True (the live player): a full look runs on a worker thread while
+        # background=True (the live player): a full look runs in a worker process while
         # the frames that come meanwhile are followed; its new bases and tokens join the
         # frame being processed when it ends (see _look). The overlay then waits for a
         # follow (tens of ms), never for a full look (hundreds).
@@ -212,10 +212,8 @@ class Pipeline:
                 future = _HeldLook(self._detect_whole(frame, True), self, self._processed + self.look_delay_frames)
             else:
                 if self._worker is None:
-                    from concurrent.futures import ThreadPoolExecutor
-
-                    self._worker = ThreadPoolExecutor(1, thread_name_prefix="tabletracker-look")
-                future = self._worker.submit(self._detect_whole, frame, True)
+                    self._worker = LookWorker(self.detector)
+                future = self._worker.submit(frame, True)
             self._pending = (future, index, change, self.camera)
             self._last_full_processed = self._processed  # paced from when it was asked for
         self.look = "follow"
@@ -236,6 +234,7 @@ class Pipeline:
             full = future.result()
         except Exception:  # noqa: BLE001 - a failed look is as if it was not made
             return dets
+        full.hand_view = self.detector.floor  # (not sent back by the worker: the same view)
         if camera is not self.camera:  # the camera was re-posed meanwhile: stale
             return dets
         self._last_full = at
@@ -283,15 +282,12 @@ class Pipeline:
         return self.detector.follow(frame, specs, reach_in=0.8 + move, max_jump_in=0.5 + move)
 
     def quiesce(self) -> None:
-        """Wait for a background look to end and drop it: the detector is about to change
-        (camera, terrain) under it."""
-        if self._pending is not None:
-            future = self._pending[0]
-            self._pending = None
-            try:
-                future.result(timeout=30)
-            except Exception:  # noqa: BLE001 - dropped either way
-                pass
+        """Drop a background look and its worker: the detector is about to change (camera,
+        terrain), and the worker's copy of it with it (a new one is started when needed)."""
+        self._pending = None
+        if self._worker is not None:
+            self._worker.shutdown()
+            self._worker = None
 
     def set_camera(self, camera) -> None:
         """Use a new camera pose (a bump re-posed, or a judge's re-run)."""
@@ -306,9 +302,7 @@ class Pipeline:
 
     def close(self) -> None:
         """Stop the background worker (a pipeline replaced, the server stopping)."""
-        if self._worker is not None:
-            self._worker.shutdown(wait=False, cancel_futures=True)
-            self._worker, self._pending = None, None
+        self.quiesce()
 
     def _update_pose(self, frame: np.ndarray, index: int) -> None:
         if self.pose_tracker is not None:
@@ -400,3 +394,49 @@ class _HeldLook:
 
     def result(self, timeout: float | None = None):
         return self._dets
+
+
+class LookWorker:
+    """Full looks in a process of their own (``Pipeline(background=True)``). A thread
+    would share the interpreter lock with the follows of the frames meanwhile, whose
+    pure-Python parts it slows (720p: a follow 19 ms alone, 35 ms beside a thread doing
+    full looks). The process gets a copy of the detector as it stands, tag reads and
+    the empty table included; a detector changed later (camera, terrain) needs a new
+    worker (``Pipeline.quiesce``)."""
+
+    def __init__(self, detector):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn, not fork: the server's threads may hold locks a forked child would inherit.
+        self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_worker_start, initargs=(detector,))
+
+    def submit(self, frame: np.ndarray, tokens: bool):
+        return self._pool.submit(_worker_look, frame, tokens)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+_WORKER_DETECTOR = None  # the worker process's detector (LookWorker)
+
+
+def _worker_start(detector) -> None:
+    global _WORKER_DETECTOR
+    import cv2
+
+    cv2.setNumThreads(1)  # the other core is the follows'
+    _WORKER_DETECTOR = detector
+
+
+def _worker_look(frame: np.ndarray, tokens: bool):
+    det = _WORKER_DETECTOR
+    keep = det.tokens_every
+    det.tokens_every = 1 if tokens else keep
+    try:
+        out = det.detect(frame)
+    finally:
+        det.tokens_every = keep
+    out.hand_view = None  # the caller has the same view; not pickled back each look
+    return out
