@@ -424,10 +424,21 @@ _WORKER_DETECTOR = None  # the worker process's detector (LookWorker)
 
 def _worker_start(detector) -> None:
     global _WORKER_DETECTOR
+    import os
+    import threading
+
     import cv2
 
     cv2.setNumThreads(1)  # the other core is the follows'
     _WORKER_DETECTOR = detector
+    parent = os.getppid()
+
+    def orphaned() -> None:  # the server killed outright: do not linger
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=orphaned, daemon=True).start()
 
 
 def _worker_look(frame: np.ndarray, tokens: bool):
