@@ -71,8 +71,10 @@ def test_rays_reproject_exactly_with_opencv():
 @given(k1=st.floats(-0.2, -0.05), tilt=st.floats(0, 20), height=st.floats(24, 48), seed=st.integers(0, 1000))
 def test_any_overhead_camera_sees_the_table_and_casts_exact_rays(k1, tilt, height, seed):
     cam = overhead_camera(np.random.default_rng(seed), 160, 90, height_in=height, tilt_deg=tilt, k1=k1)
-    # tilt from an arccos near 1: good to ~1e-5 deg at a straight-down view
-    assert abs(cam.position[2] - height) < 1e-6 and abs(cam.tilt_deg() - tilt) < 1e-4
+    # tilt from an arccos near 1: good to ~1e-5 deg at a straight-down view; the position
+    # from a rotation vector near a half-turn (straight down) to ~1e-6 of it (Rodrigues
+    # there is ill-conditioned: 3.5e-5 in at 24 in up, tilt 0.0004 deg, found by hypothesis)
+    assert abs(cam.position[2] - height) < 1e-4 and abs(cam.tilt_deg() - tilt) < 1e-4
     corners = [(x, y, 0) for x in (-2.5, 32.5) for y in (-2.5, 24.5)]  # outer marker corners
     uv = cam.project(corners)
     assert np.all((uv > 0) & (uv < [160, 90]))
