@@ -1344,8 +1344,6 @@ class TableDetector:
         xs, ys, w, ux, uy = xs[outer], ys[outer], w[outer], ux[outer], uy[outer]
         if len(xs) < 8:
             return []
-        W_in, D_in = self.config.table.play_area_in
-        view = self.floor if view_index < 0 else self.platform_views[view_index][1]
         out = []
         for mm in sizes:
             r = mm / MM_PER_IN / 2 * self.px_per_in / 2
@@ -1365,11 +1363,6 @@ class TableDetector:
                 # Within a rim already fitted: that base, or its inner edge.
                 if len(done) and bool((np.hypot(done[:, 0] - col, done[:, 1] - row)
                                        < 0.8 * np.maximum(done[:, 2], 2 * r)).any()):
-                    continue
-                # A fighter stands on the table: an arc centred off it is a hand's or the
-                # table edge's outline (a palm leaving the table, at 720p).
-                x, y = view.to_world(np.array([col]), np.array([row]))[0]
-                if not (0.0 <= x <= W_in and 0.0 <= y <= D_in):
                     continue
                 out.append(_Candidate(row, col, side, mm, float(acc[rr, cc]), view_index))
         return out
@@ -1683,6 +1676,7 @@ class TableDetector:
         """Non-maximum suppression across sides and sizes: bases never overlap, so of
         candidates closer than their radii allow, only the best-scoring stands."""
         fits = sorted(fits, key=lambda c: -c.get("rank", c["score"]))
+        W_in, D_in = self.config.table.play_area_in
         kept: list[tuple[np.ndarray, float, Any]] = []
         rows = []
         t = self.config.base_thickness_in
@@ -1696,6 +1690,8 @@ class TableDetector:
                 piece, view, _ = self.platform_views[c["view"]]
                 z = piece.height_in
             xy = view.to_world(np.array([c["col"]]), np.array([c["row"]]))[0]
+            if not (0.0 <= xy[0] <= W_in and 0.0 <= xy[1] <= D_in):
+                continue  # a fighter stands on the table: this is a hand's or the edge's outline
             r_in = c["base_mm"] / MM_PER_IN / 2
             row = {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"], "base_mm": c["base_mm"],
                    "score": c["score"]}
@@ -1852,7 +1848,16 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
     px = cx[live, None] + r_edge[live] * cos[None, :]
     py = cy[live, None] + r_edge[live] * sin[None, :]
     use_l = use[live].astype(float)
-    w = use_l.copy()
+    weight = np.ones_like(use_l)
+    if thin_px is not None:
+        # A rim is thin: a little way inside its outer edge the colour stops (base top,
+        # miniature); a miniature's own outline is colour all the way in.
+        k_in = max(2, int(round(thin_px / float(rho[1] - rho[0]))))
+        inner = np.take_along_axis(prof[live], np.clip(j1[live] - k_in, 0, m - 1)[..., None], axis=2)[..., 0]
+        weight = np.where(inner < 0.5 * peak[live], 1.0, 0.25)
+    # Solid edge points (a miniature's outline of the rim's colour, a shadow) have a
+    # quarter of a thin rim's say in where the circle lies, as in its score.
+    w = use_l * weight
     # Rows (x, y, 1, x^2 + y^2) of each edge point: one weighted product gives the
     # normal equations of the circle fit.
     F = np.stack([px, py, np.ones_like(px), px * px + py * py], axis=2)
@@ -1866,15 +1871,8 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         R = np.sqrt(np.maximum(sol[:, 2] + xc ** 2 + yc ** 2, 1e-6))
         res = np.hypot(px - xc[:, None], py - yc[:, None]) - R[:, None]
         inl = np.abs(res) < 0.9
-        w = use_l * (inl + 1e-3)
+        w = use_l * (inl + 1e-3) * weight
     inl &= use_l > 0
-    weight = np.ones_like(use_l)
-    if thin_px is not None:
-        # A rim is thin: a little way inside its outer edge the colour stops (base top,
-        # miniature); a miniature's own outline is colour all the way in.
-        k_in = max(2, int(round(thin_px / float(rho[1] - rho[0]))))
-        inner = np.take_along_axis(prof[live], np.clip(j1[live] - k_in, 0, m - 1)[..., None], axis=2)[..., 0]
-        weight = np.where(inner < 0.5 * peak[live], 1.0, 0.25)
     score = (weight * inl).sum(1) / n
     n_in = inl.sum(1)
     rms = np.sqrt((np.where(inl, res, 0.0) ** 2).sum(1) / np.maximum(n_in, 1))
