@@ -171,7 +171,8 @@ def test_the_pipeline_with_the_gate_reports_the_same_fighters(calibrated, clip):
     no hand none is placed more than 0.05 in worse than without the gate, and over the
     whole stretch each fighter's mean error is no more than 0.01 in worse. (Under a hand the two
     make their full looks at different frames, and a base half under a hand is placed
-    differently by each kind of look.) Both are measured against the truth,
+    differently by each kind of look; steadiness is judged on the frames a fighter
+    stands still, as a gliding one's error is the tracking's lag.) Both are measured against the truth,
     not against each other: one red fighter here hides nearly all its rim under its
     miniature, and without the gate each look re-finds it somewhere 0.1-0.33 in off;
     with the gate it is held at one of those places. For it the bound is its worst
@@ -195,8 +196,9 @@ def test_the_pipeline_with_the_gate_reports_the_same_fighters(calibrated, clip):
         err_on = {i: d for i, _, d in match(txy, [(f.x, f.y) for f in a.fighters if not f.occluded])}
         err_off = {i: d for i, _, d in match(txy, [(f.x, f.y) for f in b.fighters if not f.occluded])}
         assert set(err_on) >= set(err_off), (index, "a fighter found without the gate is missed with it")
+        moving = set(_moved(truth[index - 1], truth[index])) if index else set()
         for i, d in err_off.items():
-            per_fighter[tf[i]["id"]].append((err_on[i], d))
+            per_fighter[tf[i]["id"]].append((err_on[i], d, tf[i]["id"] in moving))
         if not truth[index]["hands"]:
             worse += [(tf[i]["id"], index, err_on[i], d) for i, d in err_off.items() if err_on[i] > d + 0.05]
         for i, d in err_off.items():
@@ -204,7 +206,10 @@ def test_the_pipeline_with_the_gate_reports_the_same_fighters(calibrated, clip):
     worse = [(fid, index, round(e_on, 3), round(e_off, 3)) for fid, index, e_on, e_off in worse
              if e_on > worst_off[fid]]
     assert not worse, worse
-    means = {fid: np.mean(e, axis=0) for fid, e in per_fighter.items() if np.ptp([d for _, d in e]) <= 0.1}
+    # Placed steadily: its error without the gate spreads over 0.1 in at most while it
+    # stands still (a gliding fighter's error is the tracking's lag, not its placement).
+    means = {fid: np.mean([(a, b) for a, b, _ in e], axis=0) for fid, e in per_fighter.items()
+             if np.ptp([d for _, d, moving in e if not moving] or [0.0]) <= 0.1}
     assert len(means) >= len(per_fighter) - 1, "at most one fighter the detector cannot place steadily"
     assert all(on_ <= off_ + 0.01 for on_, off_ in means.values()), means
     # The gate did work here: still frames were skipped, and no more full looks were made.
