@@ -538,7 +538,10 @@ class TableDetector:
         self._frame_background: np.ndarray | None = None  # a frame standing in for the empty table
         self._mini_seen: list[np.ndarray] = []  # small white-rimmed bases seen not to be paper (_paper_rim)
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
-        self.fixed_radius = True  # a fitted rim's centre re-fitted at its size's radius (_centre_at_radius)
+        # A rim seen in part re-fitted at its size's radius (_centre_at_radius): eval floor
+        # RMS 0.0331 -> 0.0323 in, bundled clip 0.060 -> 0.054 in, but a hidden fighter's
+        # new place then sets off a gate/no-gate difference in the hands clip: off for now.
+        self.fixed_radius = False
         self.fixed_radius_below = 0.5  # ... when less than this share of it is seen (a free fit is better then)
         self._background_bgr = background
         self._tag_pos: dict[int, np.ndarray] = {}  # where each token tag was last read
@@ -1855,9 +1858,10 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         k_in = max(2, int(round(thin_px / float(rho[1] - rho[0]))))
         inner = np.take_along_axis(prof[live], np.clip(j1[live] - k_in, 0, m - 1)[..., None], axis=2)[..., 0]
         weight = np.where(inner < 0.5 * peak[live], 1.0, 0.25)
-    # Solid edge points (a miniature's outline of the rim's colour, a shadow) have a
-    # quarter of a thin rim's say in where the circle lies, as in its score.
-    w = use_l * weight
+    # (Giving solid edge points less say in where the circle lies, as in the score, fits
+    # partly hidden rims better, eval floor RMS 0.0323 -> 0.0302 in, but lets a white die
+    # pass for a 25 mm base: left off.)
+    w = use_l.copy()
     # Rows (x, y, 1, x^2 + y^2) of each edge point: one weighted product gives the
     # normal equations of the circle fit.
     F = np.stack([px, py, np.ones_like(px), px * px + py * py], axis=2)
@@ -1871,7 +1875,7 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         R = np.sqrt(np.maximum(sol[:, 2] + xc ** 2 + yc ** 2, 1e-6))
         res = np.hypot(px - xc[:, None], py - yc[:, None]) - R[:, None]
         inl = np.abs(res) < 0.9
-        w = use_l * (inl + 1e-3) * weight
+        w = use_l * (inl + 1e-3)
     inl &= use_l > 0
     score = (weight * inl).sum(1) / n
     n_in = inl.sum(1)
