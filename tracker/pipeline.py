@@ -131,9 +131,7 @@ class Pipeline:
             or (self._hands_before and not self._hands_now)
         )
         if need_full:
-            # A fighter just placed or moved in often brings its tokens (activation,
-            # damage, carried along): tokens are looked at too until it is confirmed.
-            dets = self._look(frame, index, tokens=any(not t.confirmed for t in tracks))
+            dets = self._look(frame, index)
         else:
             dets = self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
         self._hands_before, self._hands_now = self._hands_now, dets.hands
