@@ -538,11 +538,6 @@ class TableDetector:
         self._frame_background: np.ndarray | None = None  # a frame standing in for the empty table
         self._mini_seen: list[np.ndarray] = []  # small white-rimmed bases seen not to be paper (_paper_rim)
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
-        # A rim seen in part re-fitted at its size's radius (_centre_at_radius): eval floor
-        # RMS 0.0331 -> 0.0323 in, bundled clip 0.060 -> 0.054 in, but a hidden fighter's
-        # new place then sets off a gate/no-gate difference in the hands clip: off for now.
-        self.fixed_radius = False
-        self.fixed_radius_below = 0.5  # ... when less than this share of it is seen (a free fit is better then)
         self._background_bgr = background
         self._tag_pos: dict[int, np.ndarray] = {}  # where each token tag was last read
         # State tokens share ids (every "activated" token is id 80): where each was read.
@@ -770,7 +765,7 @@ class TableDetector:
                                borderMode=cv2.BORDER_CONSTANT, borderValue=0) for _, ev, _, pc, pr in group]
             fits = _fit_rims(np.stack(profs), rho, cos, sin, np.array([g[3] for g in group], float),
                              np.array([g[4] for g in group], float), thin_px=0.2 * S)
-            for (i, ev, (c0, r0), _, _), fit in zip(group, fits):
+            for (i, _, (c0, r0), _, _), fit in zip(group, fits):
                 if fit is None:
                     continue
                 x, y, z, side, mm = fighters[i][:5]
@@ -778,10 +773,6 @@ class TableDetector:
                 cx, cy, rad, score, _, _ = fit
                 if score < self.min_coverage or abs(rad - r - self.edge_bias_px) > 2.0:
                     continue
-                if self.fixed_radius and score < self.fixed_radius_below:  # as _refine does
-                    at = _centre_at_radius(ev, cx, cy, rad, r + self.edge_bias_px, 0.35 * S)
-                    if at is not None and np.hypot(at[0] - cx, at[1] - cy) < 0.25 * r:
-                        cx, cy = at
                 view = self._view_at(x, y, z)[1]
                 xy = view.to_world(np.array([cx + c0]), np.array([cy + r0]))[0]
                 # A jump, or a centre inside another known fighter's base, is a neighbour's
@@ -1418,10 +1409,6 @@ class TableDetector:
             if score >= self.min_coverage and not self._base_body(c.view, fx, fy, rad, thin,
                                                                   ev_by_view_side[(c.view, c.side)]):
                 continue
-            if self.fixed_radius and score < self.fixed_radius_below:
-                at = _centre_at_radius(ev_by_view_side[(c.view, c.side)], fx, fy, rad, float(r_sizes[k]), 0.35 * S)
-                if at is not None and np.hypot(at[0] - fx, at[1] - fy) < 0.25 * r_sizes[k]:
-                    fx, fy = at
             out.append({"row": fy, "col": fx, "side": c.side, "base_mm": sizes[k], "view": c.view,
                         "score": score, "radius_px": rad, "resid": resid, "corr": c.score})
             if score >= 0.5:
@@ -1771,40 +1758,6 @@ def _fit_rims_at(ev: np.ndarray, cx: np.ndarray, cy: np.ndarray, r_from: float, 
     prof = cv2.remap(ev, X.reshape(-1, len(rho)), Y.reshape(-1, len(rho)), cv2.INTER_LINEAR,
                      borderMode=cv2.BORDER_CONSTANT, borderValue=0).reshape(len(cx), n_rays, len(rho))
     return _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=thin_px)
-
-
-def _centre_at_radius(ev: np.ndarray, cx: float, cy: float, r_fit: float, radius: float, reach: float,
-                      n_rays: int = 96) -> tuple[float, float] | None:
-    """The centre of a rim of known ``radius`` (px: its size class's, edge offset
-    included) whose free fit gave (cx, cy, r_fit). A rim seen only in part (a crescent
-    beside the miniature standing over it) leaves a free circle fit to trade its radius
-    against its centre; with the radius known, the arc fixes the centre. Edge points as
-    _ray_edges finds them from (cx, cy), those on the free circle kept; Gauss-Newton on
-    the distances to the centre, re-weighted as the free fit. None: too few points."""
-    ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
-    cos, sin = np.cos(ang), np.sin(ang)
-    rho = np.arange(0.6 * radius, radius + reach, 0.5, dtype=np.float32)
-    X = (cx + rho[None, :] * cos[:, None]).astype(np.float32)
-    Y = (cy + rho[None, :] * sin[:, None]).astype(np.float32)
-    prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    r_edge, use, _, _ = _ray_edges(prof[None], rho)
-    r_edge, use = r_edge[0], use[0] & (np.abs(r_edge[0] - r_fit) < 0.9)
-    if use.sum() < 10:
-        return None
-    px, py = cx + r_edge[use] * cos[use], cy + r_edge[use] * sin[use]
-    c = np.array([cx, cy], float)
-    w = np.ones(len(px))
-    for _ in range(8):
-        dx, dy = px - c[0], py - c[1]
-        d = np.maximum(np.hypot(dx, dy), 1e-6)
-        res = d - radius
-        J = -np.stack([dx / d, dy / d], axis=1)
-        step = np.linalg.lstsq(J * w[:, None], -res * w, rcond=None)[0]
-        c += step
-        w = (np.abs(res) < 0.9) + 1e-3
-        if np.hypot(*step) < 1e-3:
-            break
-    return float(c[0]), float(c[1])
 
 
 def _ray_edges(prof: np.ndarray, rho: np.ndarray):
