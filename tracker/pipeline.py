@@ -184,12 +184,7 @@ class Pipeline:
 
     # -- full looks, at once or on the worker ------------------------------------------
     def _detect_whole(self, frame: np.ndarray, tokens: bool) -> "Detections":
-        keep = self.detector.tokens_every
-        self.detector.tokens_every = 1 if tokens else keep
-        try:
-            return self.detector.detect(frame)
-        finally:
-            self.detector.tokens_every = keep
+        return _look_whole(self.detector, frame, tokens)
 
     def _look(self, frame: np.ndarray, index: int, tokens: bool = False, change=None) -> "Detections":
         """A full look at the whole table on this frame. In the background: handed to the
@@ -441,13 +436,17 @@ def _worker_start(detector) -> None:
     threading.Thread(target=orphaned, daemon=True).start()
 
 
-def _worker_look(frame: np.ndarray, tokens: bool):
-    det = _WORKER_DETECTOR
-    keep = det.tokens_every
-    det.tokens_every = 1 if tokens else keep
+def _look_whole(detector, frame: np.ndarray, tokens: bool):
+    """detector.detect(frame), looking for tokens this time if ``tokens``."""
+    keep = detector.tokens_every
+    detector.tokens_every = 1 if tokens else keep
     try:
-        out = det.detect(frame)
+        return detector.detect(frame)
     finally:
-        det.tokens_every = keep
+        detector.tokens_every = keep
+
+
+def _worker_look(frame: np.ndarray, tokens: bool):
+    out = _look_whole(_WORKER_DETECTOR, frame, tokens)
     out.hand_view = None  # the caller has the same view; not pickled back each look
     return out
