@@ -416,24 +416,14 @@ def _nonzero(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _subpixel_peak(resp: np.ndarray, r: int, c: int) -> tuple[float, float]:
-    """Parabolic interpolation of a peak in each axis."""
-    h, w = resp.shape
-    dr = dc = 0.0
-    if 0 < r < h - 1:
-        a, b, d = resp[r - 1, c], resp[r, c], resp[r + 1, c]
-        den = a - 2 * b + d
-        if den < 0:
-            dr = float(np.clip(0.5 * (a - d) / den, -0.5, 0.5))
-    if 0 < c < w - 1:
-        a, b, d = resp[r, c - 1], resp[r, c], resp[r, c + 1]
-        den = a - 2 * b + d
-        if den < 0:
-            dc = float(np.clip(0.5 * (a - d) / den, -0.5, 0.5))
-    return r + dr, c + dc
+    """Parabolic interpolation of one peak in each axis (_subpixel_peaks for one)."""
+    pr, pc = _subpixel_peaks(resp, np.array([r]), np.array([c]))
+    return float(pr[0]), float(pc[0])
 
 
 def _subpixel_peaks(resp: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """_subpixel_peak for many peaks at once (the same arithmetic)."""
+    """Parabolic interpolation of peaks (rows[i], cols[i]) in each axis; a peak on the
+    map's edge keeps its whole-pixel place in that axis."""
     h, w = resp.shape
     out = []
     for along, n, step in ((rows, h, (1, 0)), (cols, w, (0, 1))):
@@ -1351,8 +1341,8 @@ class TableDetector:
             # so a score is the share of the circle seen times the evidence's rise.
             acc = cv2.boxFilter(acc, -1, (3, 3), normalize=False) * (1.0 / (2 * np.pi * r))
             rows, cols = _local_maxima(acc, self.arc_threshold, max(2, int(r * 0.6)))
-            for rr, cc in zip(rows, cols):
-                pr, pc = _subpixel_peak(acc, int(rr), int(cc))
+            prs, pcs = _subpixel_peaks(acc, rows, cols)
+            for rr, cc, pr, pc in zip(rows, cols, prs.tolist(), pcs.tolist()):
                 row, col = 2 * pr + 0.5, 2 * pc + 0.5
                 # Within a rim already fitted: that base, or its inner edge.
                 if len(done) and bool((np.hypot(done[:, 0] - col, done[:, 1] - row)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from .world import MM_PER_IN
+
 __all__ = ["Change", "MotionGate", "GateMap", "Plan", "held_detections", "follow_some"]
 
 # |N(0, s)| has median 0.6745 s.
@@ -274,6 +276,18 @@ def held_detections(tracks, terrain=()):
     return out
 
 
+def clear_of(bases, xy: np.ndarray, radius_in: np.ndarray) -> np.ndarray:
+    """Which of ``bases`` (Detections) lie clear of the bases at ``xy`` (N, 2) with radii
+    ``radius_in``: bases never overlap, so one closer to another than their radii allow
+    (less measurement error) is that other base seen again, or its rim."""
+    keep = np.ones(len(bases), bool)
+    if len(bases) and len(xy):
+        r = bases.base_mm / MM_PER_IN / 2
+        d = np.hypot(bases.xyz[:, None, 0] - xy[None, :, 0], bases.xyz[:, None, 1] - xy[None, :, 1])
+        keep = np.all(d >= 0.85 * (r[:, None] + radius_in[None, :]), axis=1)
+    return keep
+
+
 def follow_some(followed, follow_tracks, held_tracks):
     """``followed`` (detector.follow on ``follow_tracks`` only) merged with the others held.
     A re-found base whose centre lies inside a held fighter's base is that neighbour's
@@ -281,13 +295,8 @@ def follow_some(followed, follow_tracks, held_tracks):
     from .detection import Detections
 
     held = held_detections(held_tracks, followed.terrain)
-    keep = np.ones(len(followed), bool)
-    if len(followed) and held_tracks:
-        hxy = np.array([t.xyz[:2] for t in held_tracks], float)
-        hr = np.array([t.base_mm / 25.4 / 2 for t in held_tracks])
-        for k in range(len(followed)):
-            d = np.hypot(*(hxy - followed.xyz[k, :2]).T)
-            keep[k] = bool(np.all(d >= 0.85 * (hr + followed.base_mm[k] / 25.4 / 2)))
+    keep = clear_of(followed, np.array([t.xyz[:2] for t in held_tracks], float).reshape(-1, 2),
+                    np.array([t.base_mm / MM_PER_IN / 2 for t in held_tracks]))
     out = Detections.merge([followed[keep], held], terrain=followed.terrain, hand_mask=followed.hand_mask,
                            hands=followed.hands, hand_view=followed.hand_view)
     out.tokens_checked = False

@@ -183,9 +183,6 @@ class Pipeline:
         return cls(config, TableSetup(camera, background, (), float("nan"), float("nan")))
 
     # -- full looks, at once or on the worker ------------------------------------------
-    def _detect_whole(self, frame: np.ndarray, tokens: bool) -> "Detections":
-        return _look_whole(self.detector, frame, tokens)
-
     def _look(self, frame: np.ndarray, index: int, tokens: bool = False, change=None) -> "Detections":
         """A full look at the whole table on this frame. In the background: handed to the
         worker (if it is free) and this frame's known fighters followed meanwhile; the
@@ -195,7 +192,7 @@ class Pipeline:
         self.look = "full"
         tracks = self.tracker.tracks
         if not self.background or (not tracks and self._last_full < 0 and self._pending is None):
-            dets = self._detect_whole(frame, tokens)
+            dets = _look_whole(self.detector, frame, tokens)
             self._last_full, self._last_full_processed = index, self._processed
             if change is not None:
                 self.gate.accept(change)
@@ -204,7 +201,7 @@ class Pipeline:
             # Tokens at every look: looks are rarer here, and a vanished treasure token's
             # carrier is told from who stood beside it when it went.
             if self.look_delay_frames is not None:
-                future = _HeldLook(self._detect_whole(frame, True), self, self._processed + self.look_delay_frames)
+                future = _HeldLook(_look_whole(self.detector, frame, True), self, self._processed + self.look_delay_frames)
             else:
                 if self._worker is None:
                     self._worker = LookWorker(self.detector)
@@ -220,6 +217,8 @@ class Pipeline:
         one, confirmed as any new base is), its tokens replace this frame's. Bases it saw where a hand is
         now are left for the next look: what the hand does there is newer."""
         from .detection import KIND_BASE, Detections
+        from .motion import clear_of
+        from .world import MM_PER_IN
 
         future, at, change, camera = self._pending
         if not future.done():
@@ -239,14 +238,9 @@ class Pipeline:
         self.look = "full"
         # Only this frame's own bases outrank the look's (they are newer); a fighter the
         # follow lost is matched to the look's base by the tracker, as any base is.
-        known = [(np.asarray(xy, float), mm) for xy, mm in zip(dets.xyz[:, :2], dets.base_mm)]
-        new = np.zeros(len(full), bool)
-        for k in range(len(full)):
-            if full.kind[k] != KIND_BASE:
-                continue
-            xy, r = full.xyz[k, :2], full.base_mm[k] / 25.4 / 2
-            new[k] = not dets.hand_over(float(xy[0]), float(xy[1])) and all(
-                np.hypot(*(xy - kxy)) >= 0.85 * (r + kmm / 25.4 / 2) for kxy, kmm in known)
+        mine = dets[dets.kind == KIND_BASE]
+        new = (full.kind == KIND_BASE) & clear_of(full, mine.xyz[:, :2], mine.base_mm / MM_PER_IN / 2)
+        new &= np.array([not dets.hand_over(float(x), float(y)) for x, y in full.xyz[:, :2]], bool)
         # The look is a few frames old: a base that has moved since is re-found in this
         # frame from where the look saw it (a fighter glides up to ~0.7 in a frame); one
         # not re-found is left to the next look, never reported where it was.
@@ -254,7 +248,7 @@ class Pipeline:
         # Tokens seen under a hand say nothing of those the hand hid (the tracker keeps
         # them as they were while hands are over the table): not taken from such a look.
         tokens = full[full.kind != KIND_BASE] if full.tokens_checked and not full.hands else None
-        parts = [dets[dets.kind == KIND_BASE]] + ([found] if found is not None else []) + \
+        parts = [mine] + ([found] if found is not None else []) + \
             ([tokens] if tokens is not None else [dets[dets.kind != KIND_BASE]])
         out = Detections.merge(parts, terrain=dets.terrain, hand_mask=dets.hand_mask, hands=dets.hands,
                                hand_view=dets.hand_view)
@@ -264,6 +258,8 @@ class Pipeline:
     def _refind(self, bases: "Detections", frame: np.ndarray, age: int) -> "Detections":
         from .base_shapes import SHAPE_NAMES
 
+        if age <= 0:
+            return bases
         specs = []
         for k in range(len(bases)):
             x, y, z = (float(v) for v in bases.xyz[k])
@@ -271,8 +267,6 @@ class Pipeline:
             if len(bases.shape) and bases.shape[k]:
                 spec += (SHAPE_NAMES[int(bases.shape[k])], *map(float, bases.size_mm[k]), float(bases.angle_deg[k]))
             specs.append(spec)
-        if age <= 0:
-            return bases
         move = min(3.0, 0.7 * age)
         return self.detector.follow(frame, specs, reach_in=0.8 + move, max_jump_in=0.5 + move)
 
