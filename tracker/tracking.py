@@ -344,14 +344,18 @@ class FighterTracker:
         return out
 
     def _new_base_beside(self, tok: Token) -> bool:
-        return any(not f.confirmed and float(np.hypot(f.xyz[0] - tok.x, f.xyz[1] - tok.y))
-                   - f.base_mm / MM_PER_IN / 2 <= 1.0 for f in self.tracks)
+        """A base not yet confirmed within 1" of the token."""
+        return self._beside(tok, confirmed=False) is not None
 
     def _fighter_beside(self, tok: Token):
         """The confirmed fighter whose base is nearest the token, if it is within 1"."""
+        return self._beside(tok, confirmed=True)
+
+    def _beside(self, tok: Token, confirmed: bool):
+        """The track (confirmed or not) whose base edge is nearest the token, within 1"."""
         best, best_d = None, np.inf
         for f in self.tracks:
-            if not f.confirmed:
+            if f.confirmed != confirmed:
                 continue
             d = float(np.hypot(f.xyz[0] - tok.x, f.xyz[1] - tok.y)) - f.base_mm / MM_PER_IN / 2
             if d <= 1.0 and d < best_d:
