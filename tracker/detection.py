@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,9 @@ class Detections:
     hands: bool = False
     tokens_checked: bool = True  # False: tokens were not looked for this frame
     hand_view: Any = None  # the PlaneView hand_mask is drawn in
+    # False: the bases were measured at the sizes the tracker gave (a follow, or held),
+    # not found at any size, so they say nothing of a fighter's size.
+    sizes_found: bool = True
 
     def hand_over(self, x: float, y: float) -> bool:
         """Whether a hand or arm covers the table at world (x, y) in this frame."""
@@ -85,7 +89,7 @@ class Detections:
     def __getitem__(self, index: Any) -> "Detections":
         rows = {name: getattr(self, name)[index] for name in self._ROW_FIELDS}
         return Detections(**rows, terrain=self.terrain, hand_mask=self.hand_mask, hands=self.hands,
-                          tokens_checked=self.tokens_checked, hand_view=self.hand_view)
+                          tokens_checked=self.tokens_checked, hand_view=self.hand_view, sizes_found=self.sizes_found)
 
     @classmethod
     def merge(cls, parts: list["Detections"], **frame_level: Any) -> "Detections":
@@ -528,6 +532,9 @@ class TableDetector:
         self._frame_background: np.ndarray | None = None  # a frame standing in for the empty table
         self._mini_seen: list[np.ndarray] = []  # small white-rimmed bases seen not to be paper (_paper_rim)
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
+        self._edge_bias_seen: dict[int, Any] = {}  # each side's, from its whole rims (_edge_bias)
+        self.inner_rim_share = 0.7  # see _rank
+        self.radius_prior_weight = 16.0  # a size's expected radius counts as this many edge points
         self._background_bgr = background
         self._tag_pos: dict[int, np.ndarray] = {}  # where each token tag was last read
         # State tokens share ids (every "activated" token is id 80): where each was read.
@@ -753,8 +760,13 @@ class TableDetector:
             profs = [cv2.remap(ev, (pc + rho[None, :] * cos[:, None]).astype(np.float32),
                                (pr + rho[None, :] * sin[:, None]).astype(np.float32), cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_CONSTANT, borderValue=0) for _, ev, _, pc, pr in group]
+            # As in a full look, the centre from a fit expecting the fighter's own size.
+            bias = [self._edge_bias(fighters[i][3]) for i, *_ in group]
+            expect = np.array([[np.nan if b is None else fighters[i][4] / MM_PER_IN / 2 * S + b]
+                               for (i, *_), b in zip(group, bias)])
             fits = _fit_rims(np.stack(profs), rho, cos, sin, np.array([g[3] for g in group], float),
-                             np.array([g[4] for g in group], float), thin_px=0.2 * S)
+                             np.array([g[4] for g in group], float), thin_px=0.2 * S, expect_r=expect,
+                             expect_weight=self.radius_prior_weight, expect_min_score=self.min_coverage)
             for (i, _, (c0, r0), _, _), fit in zip(group, fits):
                 if fit is None:
                     continue
@@ -779,6 +791,7 @@ class TableDetector:
         out = Detections.merge([bases], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()),
                                hand_view=self.floor)
         out.tokens_checked = False
+        out.sizes_found = False
         return out
 
     def _view_at(self, x: float, y: float, z: float) -> tuple[int, PlaneView | None]:
@@ -1367,6 +1380,7 @@ class TableDetector:
         groups: dict[tuple[int, int, float], list[_Candidate]] = {}
         for c in cands:
             groups.setdefault((c.view, c.side, c.base_mm), []).append(c)
+        rays: list[tuple] = []
         for (view, side, mm), group in groups.items():
             ev = ev_by_view_side[(view, side)]
             r0 = mm / MM_PER_IN / 2 * S
@@ -1377,8 +1391,10 @@ class TableDetector:
             Y = (cy[:, None, None] + rho[None, None, :] * sin[None, :, None]).astype(np.float32)
             prof = cv2.remap(ev, X.reshape(-1, len(rho)), Y.reshape(-1, len(rho)), cv2.INTER_LINEAR,
                              borderMode=cv2.BORDER_CONSTANT, borderValue=0).reshape(len(group), n_rays, len(rho))
-            fitted += [(c, fit) for c, fit in zip(group, _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S))
-                       if fit is not None]
+            fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=self._expected_edges(side),
+                             expect_weight=self.radius_prior_weight, expect_min_score=self.min_coverage)
+            rays.append((side, group, prof, rho, cx, cy, fits))
+        fitted = self._learn_edge_bias(rays, cos, sin)
         # Strongest candidates first: a rim fitted well claims its place, and the weaker
         # candidates round its centre (the same rim at other sizes, or read as another
         # side) give way to it.
@@ -1404,6 +1420,52 @@ class TableDetector:
             if score >= 0.5:
                 explained.append((c.view, fx, fy, rad))
         return out
+
+    def _edge_bias(self, side: int) -> float | None:
+        """How far outside the true rim this side's half-evidence edge lies (view px),
+        as learnt from its well-seen rims; None until three have been seen."""
+        seen = self._edge_bias_seen.get(side)
+        return float(np.median(seen)) if seen is not None and len(seen) >= 3 else None
+
+    def _expected_edges(self, side: int) -> np.ndarray | None:
+        """Where this side's rims' half-evidence edges lie, one radius per size (view px);
+        None until the side's edge bias is learnt."""
+        bias = self._edge_bias(side)
+        sizes = next((sz for s, _, sz in self._side_lab() if s == side), ())
+        return None if bias is None or not sizes else np.array(sizes) / MM_PER_IN / 2 * self.px_per_in + bias
+
+    def _learn_edge_bias(self, rays: list[tuple], cos: np.ndarray, sin: np.ndarray) -> list[tuple["_Candidate", tuple]]:
+        """Learn each side's edge bias from this look's nearly whole, thin rims; a side
+        first learnt now has its fits made again expecting its sizes (_fit_rims). Returns
+        (candidate, fit) for every fit.
+
+        The half-evidence edge's offset from the true rim is the side's own (its colour
+        against the mat, the blur): -0.1 to +0.95 px between the sides of the eval sets,
+        the same to 0.1 px within a side. Most rims are half hidden by their miniatures,
+        and those fitted with a free radius were the eval sets' largest position errors
+        (0.05-0.12 in; floor RMS 0.033 -> 0.028 in with the sizes expected)."""
+        S = self.px_per_in
+        side_sizes = {s: sizes for s, _, sizes in self._side_lab()}
+        new = set()
+        for side, _, _, _, _, _, fits in rays:
+            r_true = np.array(side_sizes[side]) / MM_PER_IN / 2 * S
+            bias = self._edge_bias(side)
+            for fit in fits:
+                if fit is None or fit[3] < 0.6 or fit[5] is None or fit[5] < 0.5:
+                    continue
+                off = fit[2] - r_true
+                k = int(np.argmin(np.abs(off - (self.edge_bias_px if bias is None else bias))))
+                if abs(off[k] - (self.edge_bias_px if bias is None else bias)) < 1.5:
+                    self._edge_bias_seen.setdefault(side, deque(maxlen=64)).append(float(off[k]))
+            if bias is None and self._edge_bias(side) is not None:
+                new.add(side)
+        fitted = []
+        for side, group, prof, rho, cx, cy, fits in rays:
+            if side in new and self.radius_prior_weight > 0:
+                fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=self._expected_edges(side),
+                                 expect_weight=self.radius_prior_weight, expect_min_score=self.min_coverage)
+            fitted += [(c, fit) for c, fit in zip(group, fits) if fit is not None]
+        return fitted
 
     def _base_body(self, view: int, cx: float, cy: float, rad: float, thin: float | None, ev: np.ndarray) -> bool:
         """Whether a rim fitted at (cx, cy) (view pixels, edge radius ``rad``) closes
@@ -1652,10 +1714,35 @@ class TableDetector:
             keep[floor_idx[dist < 1.5 * r_px]] = False
         return bases[keep]
 
+    def _ranks(self, fits: list[dict]) -> np.ndarray:
+        """The order in which fits claim their place: their score (or shape rank), except
+        that a round rim lying inside a larger one of its side nearly as well seen (score
+        at least ``inner_rim_share`` of its own) ranks just below it. A base's rim is its
+        outermost edge: a smaller circle within it is its miniature's outline or part of
+        its rim (a 50 mm base all but hidden by its monster fitted better as 40 mm)."""
+        rank = np.array([c.get("rank", c["score"]) for c in fits], float)
+        if not fits or self.inner_rim_share >= 1.0:
+            return rank
+        S = self.px_per_in
+        rnd = np.array([not c.get("shape", 0) for c in fits])
+        side = np.array([c["side"] for c in fits])
+        view = np.array([c["view"] for c in fits])
+        mm = np.array([c["base_mm"] for c in fits], float)
+        score = np.array([c["score"] for c in fits], float)
+        xy = np.array([(c["col"], c["row"]) for c in fits], float)
+        dist = np.linalg.norm(xy[:, None] - xy[None], axis=2)
+        room = (mm[None, :] - mm[:, None]) / MM_PER_IN / 2 * S + 0.05 * S  # [inner, outer]
+        outer = (rnd[:, None] & rnd[None, :] & (side[:, None] == side[None, :]) & (view[:, None] == view[None, :])
+                 & (mm[None, :] > mm[:, None]) & (score[None, :] >= self.min_coverage) & (dist <= room)
+                 & (score[None, :] >= self.inner_rim_share * score[:, None]))
+        below = np.where(outer, rank[None, :] - 1e-6, np.inf).min(axis=1)
+        return np.minimum(rank, below)
+
     def _bases_from_candidates(self, fits: list[dict]) -> Detections:
         """Non-maximum suppression across sides and sizes: bases never overlap, so of
         candidates closer than their radii allow, only the best-scoring stands."""
-        fits = sorted(fits, key=lambda c: -c.get("rank", c["score"]))
+        ranks = self._ranks(fits)
+        fits = [fits[k] for k in np.argsort(-ranks, kind="stable")]
         W_in, D_in = self.config.table.play_area_in
         kept: list[tuple[np.ndarray, float, Any]] = []
         rows = []
@@ -1779,10 +1866,20 @@ def _ray_edges(prof: np.ndarray, rho: np.ndarray):
 
 
 def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: np.ndarray, cy: np.ndarray,
-              thin_px: float | None = None) -> list[tuple | None]:
+              thin_px: float | None = None, expect_r: np.ndarray | None = None, expect_weight: float = 0.0,
+              expect_min_score: float = 0.0) -> list[tuple | None]:
     """_fit_rim for many candidates at once: prof[c, i, j] is candidate c's evidence on
     ray i at radius rho[j]. Same edge rule, same re-weighted circle fit, same score;
-    one pass of array arithmetic instead of a Python loop per candidate."""
+    one pass of array arithmetic instead of a Python loop per candidate.
+
+    ``expect_r`` ((K,) or (N, K), NaN for none): the edge radii the candidate's side's
+    sizes lead one to expect. A rim seen only in part fixes its radius poorly, and a
+    radius off by a pixel moves the centre toward the hidden side; so the centre of each
+    fit scoring at least ``expect_min_score`` is taken from a geometric fit that counts
+    the expected radius nearest the free one as ``expect_weight`` edge points: a whole
+    rim still sets its own centre, a crescent borrows the radius. The radius and score
+    returned stay the free fit's: they judge whether this is a rim of one of the sizes
+    at all, and how much of one."""
     N, n, m = prof.shape
     if N == 0:
         return []
@@ -1826,7 +1923,40 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
     # Last: the share of the edge points on the circle where the colour is thin (a
     # rim), not solid all the way in (None without ``thin_px``).
     thin = (inl & (weight == 1.0)).sum(1) / np.maximum(n_in, 1)
+    if expect_r is not None and expect_weight > 0:
+        choices = np.broadcast_to(np.asarray(expect_r, float), (N, np.shape(expect_r)[-1]))[live]
+        near = np.take_along_axis(choices, np.argmin(np.abs(np.nan_to_num(choices, nan=1e9) - R[:, None]), axis=1)[:, None],
+                                  axis=1)[:, 0]
+        sel = np.isfinite(near) & (score >= expect_min_score) & (n_in >= 10)
+        if sel.any():
+            xc, yc = _centre_with_radius(px[sel], py[sel], use_l[sel], xc, yc, R, near[sel], expect_weight, sel, inl[sel])
     for k in np.flatnonzero(n_in >= 10).tolist():
         out[int(live[k])] = (float(xc[k]), float(yc[k]), float(R[k]), float(score[k]), float(rms[k]),
                              None if thin_px is None else float(thin[k]))
     return out
+
+
+
+def _centre_with_radius(X, Y, U, xc, yc, R, r0, lam, sel, inl):
+    """Gauss-Newton on the geometric circle fit of edge points (X, Y; inliers within
+    0.9 px, re-chosen each step) with lam * (radius - r0)^2 added, started from the free
+    fit (xc, yc, R) of rows ``sel``; returns xc, yc with those rows' centres replaced."""
+    xc, yc = xc.copy(), yc.copy()
+    a, b, r = xc[sel], yc[sel], R[sel].copy()
+    w = U * (inl + 1e-3)
+    eye = 1e-9 * np.eye(3)[None]
+    for _ in range(3):
+        dx, dy = X - a[:, None], Y - b[:, None]
+        d = np.maximum(np.hypot(dx, dy), 1e-6)
+        e = d - r[:, None]
+        J = np.stack([-dx / d, -dy / d, -np.ones_like(d)], axis=2)
+        JW = J.transpose(0, 2, 1) * w[:, None, :]
+        A = np.matmul(JW, J)
+        g = np.matmul(JW, e[..., None])[..., 0]
+        A[:, 2, 2] += lam
+        g[:, 2] += lam * (r - r0)
+        step = np.linalg.solve(A + eye, -g[..., None])[..., 0]
+        a, b, r = a + step[:, 0], b + step[:, 1], r + step[:, 2]
+        w = U * ((np.abs(np.hypot(X - a[:, None], Y - b[:, None]) - r[:, None]) < 0.9) + 1e-3)
+    xc[sel], yc[sel] = a, b
+    return xc, yc

@@ -273,6 +273,7 @@ def held_detections(tracks, terrain=()):
 
     out = Detections.merge([Detections.from_rows([_track_row(t) for t in tracks])], terrain=terrain)
     out.tokens_checked = False
+    out.sizes_found = False
     return out
 
 
@@ -300,4 +301,5 @@ def follow_some(followed, follow_tracks, held_tracks):
     out = Detections.merge([followed[keep], held], terrain=followed.terrain, hand_mask=followed.hand_mask,
                            hands=followed.hands, hand_view=followed.hand_view)
     out.tokens_checked = False
+    out.sizes_found = False
     return out

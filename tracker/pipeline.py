@@ -253,6 +253,7 @@ class Pipeline:
         out = Detections.merge(parts, terrain=dets.terrain, hand_mask=dets.hand_mask, hands=dets.hands,
                                hand_view=dets.hand_view)
         out.tokens_checked = tokens is not None or dets.tokens_checked
+        out.sizes_found = False  # mostly this frame's follow (a look's new bases are re-found at their size)
         return out
 
     def _refind(self, bases: "Detections", frame: np.ndarray, age: int) -> "Detections":

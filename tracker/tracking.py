@@ -54,6 +54,7 @@ class _Track:
     size_mm: tuple[float, float] = (0.0, 0.0)
     angle_deg: float = 0.0
     vel: np.ndarray = field(default_factory=lambda: np.zeros(3))  # inches per frame while moving
+    size_votes: dict[float, float] = field(default_factory=dict)  # round base size -> summed look scores
 
     def predict(self, frames: int = 1) -> np.ndarray:
         """Where it should be ``frames`` frames after it was last seen: a model slid
@@ -162,6 +163,14 @@ class FighterTracker:
         matched_d: set[int] = set()
         if n_t and n_d:
             cost = np.full((n_t, n_d), UNMATCHED)
+            # A base found on a fighter in sight (inside its base) is that fighter's, or a
+            # misfit of it: never a hidden fighter's from afar. Bases do not overlap, and a
+            # fighter long under a hand has a gate of inches, wide enough to take a
+            # neighbour's base across the table when that one's fit moves.
+            in_sight = [t for t in self.tracks if t.confirmed and not t.occluded and index - t.last_seen <= 2]
+            on_one = np.zeros((len(in_sight), n_d), bool)
+            for k, t in enumerate(in_sight):
+                on_one[k] = np.linalg.norm(bases.xyz[:, :2] - t.xyz[:2], axis=1) < t.base_mm / MM_PER_IN / 2
             for i, t in enumerate(self.tracks):
                 gate = self._gate(index - t.last_seen) * (4.0 if t.occluded else 1.0)
                 d = np.linalg.norm(bases.xyz[:, :2] - t.predict(index - t.last_seen)[:2], axis=1)
@@ -171,6 +180,8 @@ class FighterTracker:
                     size_pen = np.array([0.0 if t.same_base(_SHAPES[int(bases.shape[j])], bases.size_mm[j],
                                                             float(bases.base_mm[j])) else 0.3 for j in range(n_d)])
                 ok = same_side & (d <= gate)
+                if t.occluded or index - t.last_seen > 2:
+                    ok &= ~np.any(on_one[[k for k, o in enumerate(in_sight) if o is not t]], axis=0)
                 cost[i, ok] = d[ok] + size_pen[ok]
             rows, cols = linear_sum_assignment(cost)
             for i, j in zip(rows, cols):
@@ -226,6 +237,14 @@ class FighterTracker:
         t.xyz = (1 - alpha) * t.xyz + alpha * new
         t.sigma_in = float(bases.sigma_in[j])
         t.base_mm = float(bases.base_mm[j]) if t.hits < 5 else t.base_mm
+        if bases.sizes_found and t.shape == "round" and not (len(bases.shape) and bases.shape[j]):
+            # A round base's size is what the looks that found it say most, weighted by
+            # how well each saw its rim: a base all but hidden by its miniature may first
+            # be fitted a size smaller (its miniature's outline), and the follows that
+            # come after measure it at the size it was given.
+            mm = float(bases.base_mm[j])
+            t.size_votes[mm] = t.size_votes.get(mm, 0.0) + float(bases.score[j])
+            t.base_mm = max(t.size_votes, key=t.size_votes.get)
         if len(bases.shape) and bases.shape[j]:
             if t.hits < 5:
                 t.shape, t.size_mm = _shape_of(bases, j)["shape"], _shape_of(bases, j)["size_mm"]
