@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import NamedTuple
 
 import cv2
@@ -88,6 +89,28 @@ def outline_samples(shape: str, hx: float, hy: float, step: float = 1.0,
     return out + (np.array([0, 2, 1, 3])[q],)
 
 
+@lru_cache(maxsize=64)
+def _outline(shape: str, hx: float, hy: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+    """outline_samples(shape, hx, hy, with_parts=True), kept: a stand is followed every
+    frame at the same size, and the samples cost more than the fit's arithmetic on them.
+    Also each part's indices. Read-only arrays (shared between calls)."""
+    p, nrm, part = outline_samples(shape, hx, hy, with_parts=True)
+    idx = tuple(np.flatnonzero(part == k) for k in range(4))
+    for a in (p, nrm, part, *idx):
+        a.setflags(write=False)
+    return p, nrm, part, idx
+
+
+def _median_rows(a: np.ndarray) -> np.ndarray:
+    """np.median(a, axis=1) of a 2-d array, by a sort (the same values; np.median's
+    own bookkeeping costs more than the sort of a few dozen numbers)."""
+    n = a.shape[1]
+    srt = np.sort(a, axis=1)
+    if n % 2:
+        return srt[:, n // 2]
+    return (srt[:, n // 2 - 1] + srt[:, n // 2]) / 2
+
+
 class ShapeFit(NamedTuple):
     """One fitted outline (fit_shapes): centre and angle in view pixels, the outer edge's
     offset from the outline, the share of the outline seen as a clean edge (``score``)
@@ -114,7 +137,7 @@ def _band_and_cross(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.nda
     within a pixel or so of the outline (moved out by ``shift``), and the larger mean
     evidence along the two lines through the centre (along each axis, stopping short
     of the rim)."""
-    p, nrm, part = outline_samples(shape, hx, hy, with_parts=True)
+    p, nrm, _, idx = _outline(shape, hx, hy)
     c, s = np.cos(th)[:, None], np.sin(th)[:, None]
     o = np.arange(-1.5, 0.51, 0.5, dtype=np.float32)
     P = p[None] + nrm[None] * (shift[:, None, None])
@@ -126,8 +149,8 @@ def _band_and_cross(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.nda
     Y = (Py[..., None] + o * Ny[..., None]).astype(np.float32).reshape(-1, len(o))
     peak = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     peak = peak.max(axis=1).reshape(len(cx), -1)
-    band = np.stack([np.median(peak[:, part == k], axis=1) for k in range(4)], axis=1)
-    band_mean = np.stack([peak[:, part == k].mean(axis=1) for k in range(4)], axis=1)
+    band = np.stack([_median_rows(peak[:, i]) for i in idx], axis=1)
+    band_mean = np.stack([peak[:, i].mean(axis=1) for i in idx], axis=1)
     a = np.linspace(-hy + 2.5, hy - 2.5, 9) if hy > 3 else np.zeros(1)
     b = np.linspace(-hx + 2.5, hx - 2.5, 15) if hx > 3 else np.zeros(1)
     u = np.concatenate([np.zeros_like(a), b])
@@ -139,45 +162,53 @@ def _band_and_cross(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.nda
     return band, band_mean, cross
 
 
-def _edges(prof: np.ndarray, s: np.ndarray, thin_steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _edges(prof: np.ndarray, s: np.ndarray, thin_steps: int) -> tuple[np.ndarray, ...]:
     """Outer half-peak edge on each profile (the rule of detection._fit_rims): offset,
     usable mask, and a weight (1 for a thin band of colour, 0.25 for colour all the way
-    in: a miniature's outline, not a rim)."""
-    m = prof.shape[-1]
-    peak = prof.max(axis=-1)
-    jpk = prof.argmax(axis=-1)
+    in: a miniature's outline, not a rim); then the same for the rim's inner edge.
+    Profiles are the last axis of ``prof``; each value is picked by its flat index (one
+    gather, not take_along_axis: the fit calls this for every stand every frame)."""
+    lead, m = prof.shape[:-1], prof.shape[-1]
+    P = prof.reshape(-1, m)
+    n = P.shape[0]
+    flat = P.ravel()
+    row = np.arange(0, n * m, m)
+    jpk = P.argmax(axis=1)
+    peak = flat[row + jpk]
     half = 0.5 * peak
     jj = np.arange(m)
-    below = (prof < half[..., None]) & (jj > jpk[..., None])
-    has = below.any(axis=-1) & (peak > 0.10)
-    j1 = np.where(has, below.argmax(axis=-1), 0)
-    pad = np.concatenate([prof, np.zeros(prof.shape[:-1] + (4,), prof.dtype)], axis=-1)
-    tail = np.max(np.stack([pad[..., k:k + m] for k in range(4)]), axis=0)
-    tail_at = np.take_along_axis(tail, j1[..., None], axis=-1)[..., 0]
-    use = has & (tail_at < 0.6 * peak) & (j1 > 0)
+    low = P < half[:, None]
+    strong = peak > 0.10
+    below = low & (jj > jpk[:, None])
+    j1 = below.argmax(axis=1)
+    has = below.ravel()[row + j1] & strong
+    j1 *= has
+    # The most evidence in the 4 steps from j1 on (past the end: 0).
+    pad = np.zeros((n, m + 4), P.dtype)
+    pad[:, :m] = P
+    at = pad.ravel()[(row + 4 * np.arange(n) + j1)[:, None] + np.arange(4)]
+    use = has & (at.max(axis=1) < 0.6 * peak) & (j1 > 0)
     j0 = np.maximum(j1 - 1, 0)
-    a = np.take_along_axis(prof, j0[..., None], axis=-1)[..., 0]
-    b = np.take_along_axis(prof, j1[..., None], axis=-1)[..., 0]
-    frac = np.clip((a - half) / np.maximum(a - b, 1e-6), 0, 1)
-    off = s[j0] + frac * (s[1] - s[0])
-    inner = np.take_along_axis(prof, np.clip(j1 - thin_steps, 0, m - 1)[..., None], axis=-1)[..., 0]
+    a, b, inner = flat[row + np.stack([j0, j1, np.minimum(np.maximum(j1 - thin_steps, 0), m - 1)])]
+    ds = s[1] - s[0]
+    frac = np.minimum(np.maximum((a - half) / np.maximum(a - b, 1e-6), 0), 1)
+    off = s[j0] + frac * ds
     weight = np.where(inner < 0.5 * peak, 1.0, 0.25)
     # The rim's inner edge: the last point inside the peak below half of it. A stand
     # touching this one doubles the band outside, never inside.
-    before = (prof < half[..., None]) & (jj < jpk[..., None])
-    has_in = before.any(axis=-1) & (peak > 0.10)
-    ja = np.where(has_in, m - 1 - before[..., ::-1].argmax(axis=-1), 0)
-    jb = np.minimum(ja + 1, m - 1)
-    a = np.take_along_axis(prof, ja[..., None], axis=-1)[..., 0]
-    b = np.take_along_axis(prof, jb[..., None], axis=-1)[..., 0]
-    frac = np.clip((half - a) / np.maximum(b - a, 1e-6), 0, 1)
-    off_in = s[ja] + frac * (s[1] - s[0])
+    before = low & (jj < jpk[:, None])
+    last = m - 1 - before[:, ::-1].argmax(axis=1)
+    has_in = before.ravel()[row + last] & strong
+    ja = last * has_in
+    a, b = flat[row + np.stack([ja, np.minimum(ja + 1, m - 1)])]
+    frac = np.minimum(np.maximum((half - a) / np.maximum(b - a, 1e-6), 0), 1)
+    off_in = s[ja] + frac * ds
     use_in = has_in & use
     # The inner edge is clean wherever it is found (the figures inside are not rim
     # colour): a rim shared with a touching stand doubles the band outside, so its
     # outer edge is off and "colour all the way in" from there, but its inner edge holds.
     weight_in = np.where(use_in, 1.0, weight)
-    return off, use, weight, off_in, use_in, weight_in
+    return tuple(q.reshape(lead) for q in (off, use, weight, off_in, use_in, weight_in))
 
 
 def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray, cy: np.ndarray, theta: np.ndarray,
@@ -191,7 +222,7 @@ def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray,
     if N == 0:
         return []
     S = px_per_in
-    p, nrm, part = outline_samples(shape, hx, hy, with_parts=True)
+    p, nrm, _, idx = _outline(shape, hx, hy)
     K = len(p)
     s_in = max(2.5, min(0.5 * hy, 0.25 * S))
     s = np.arange(-s_in, max(4.0, 0.35 * S), 0.5, dtype=np.float32)
@@ -199,40 +230,47 @@ def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray,
     rim_px = 1.4 / 25.4 * S  # a typical rim: 1-1.8 mm
     d0, d1 = np.full(N, bias), np.full(N, bias - rim_px)
     lam = 0.1 * K  # the outer edge offset's prior counts as a tenth of the outline
+    # The priors and the damping, added to every normal matrix: (M + prior) + 1e-6 I.
+    prior_M = np.zeros((5, 5))
+    prior_M[3, 3], prior_M[4, 4] = lam, 0.25 * lam
+    prior_v = np.array([0.0, 0.0, 0.0, lam * bias, 0.25 * lam * (bias - rim_px)])
+    damp = 1e-6 * np.eye(5)
+    # Two observations per outline point: the rim's outer edge (offset d0 from the
+    # outline) and its inner edge (offset d1); both move with centre and angle. The
+    # design matrix's offset columns do not change between iterations.
+    A = np.zeros((N, 2 * K, 5))
+    A[:, :K, 3] = 1.0
+    A[:, K:, 4] = 1.0
+    px, py, nx, ny = p[:, 0], p[:, 1], nrm[:, 0], nrm[:, 1]
 
     def sample(cx, cy, th):
         c, sn = np.cos(th)[:, None], np.sin(th)[:, None]
-        Px = cx[:, None] + c * p[:, 0] - sn * p[:, 1]
-        Py = cy[:, None] + sn * p[:, 0] + c * p[:, 1]
-        Nx = c * nrm[:, 0] - sn * nrm[:, 1]
-        Ny = sn * nrm[:, 0] + c * nrm[:, 1]
+        Px = cx[:, None] + c * px - sn * py
+        Py = cy[:, None] + sn * px + c * py
+        Nx = c * nx - sn * ny
+        Ny = sn * nx + c * ny
         X = (Px[..., None] + s * Nx[..., None]).astype(np.float32).reshape(N * K, -1)
         Y = (Py[..., None] + s * Ny[..., None]).astype(np.float32).reshape(N * K, -1)
         prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
         off, use, wt, off_in, use_in, wt_in = _edges(prof.reshape(N, K, -1), s, thin_steps)
         # d(point . normal)/d(theta): how the outline moves along its normal as it turns.
-        Jt = Nx * (-sn * p[:, 0] - c * p[:, 1]) + Ny * (c * p[:, 0] - sn * p[:, 1])
+        Jt = Nx * (-sn * px - c * py) + Ny * (c * px - sn * py)
         return off, use, wt, off_in, use_in, wt_in, Nx, Ny, Jt
 
     tols = [2.5, 1.5, 1.0, 0.8, 0.8, 0.8][:n_iter]
-    one, zero = np.ones((N, K)), np.zeros((N, K))
     for tol in tols:
         off, use, wt, off_in, use_in, wt_in, Nx, Ny, Jt = sample(cx, cy, th)
-        # Two observations per outline point: the rim's outer edge (offset d0 from the
-        # outline) and its inner edge (offset d1); both move with centre and angle.
-        A = np.concatenate([np.stack([Nx, Ny, Jt, one, zero], -1), np.stack([Nx, Ny, Jt, zero, one], -1)], axis=1)
+        for j, col in enumerate((Nx, Ny, Jt)):
+            A[:, :K, j] = col
+            A[:, K:, j] = col
         y = np.concatenate([off, off_in], axis=1)
         base = np.concatenate([use * wt, use_in * wt_in], axis=1)
-        w = base.copy()
+        w = base
+        At = A.transpose(0, 2, 1)
         for _ in range(3):
-            Aw = A * w[..., None]
-            M = np.einsum("nki,nkj->nij", Aw, A)
-            v = np.einsum("nki,nk->ni", Aw, y)
-            M[:, 3, 3] += lam
-            v[:, 3] += lam * bias
-            M[:, 4, 4] += 0.25 * lam
-            v[:, 4] += 0.25 * lam * (bias - rim_px)
-            M += 1e-6 * np.eye(5)[None]
+            Aw = At * w[:, None, :]
+            M = Aw @ A + prior_M + damp
+            v = (Aw @ y[..., None])[..., 0] + prior_v
             sol = np.linalg.solve(M, v[..., None])[..., 0]
             res = y - (A @ sol[..., None])[..., 0]
             w = base * ((np.abs(res) < tol) + 1e-3)
@@ -251,7 +289,7 @@ def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray,
     score = seen.sum(axis=1) / K
     # The least-seen side (quarter arc): a true base shows its rim on all four; a fit
     # that borrows a neighbour's edges or lies across two touching stands leaves one bare.
-    sides = np.stack([seen[:, part == k].mean(axis=1) for k in range(4)], axis=1)
+    sides = np.stack([seen[:, i].mean(axis=1) for i in idx], axis=1)
     band, band_mean, cross = _band_and_cross(ev, shape, hx, hy, cx, cy, th, d0 - bias)
     out: list[ShapeFit | None] = [None] * N
     for i in range(N):

@@ -1615,17 +1615,22 @@ class TableDetector:
         hx, hy = w / MM_PER_IN / 2 * S, d / MM_PER_IN / 2 * S
         # Where the outline, turned as last seen or 15 degrees either way, best matches
         # the evidence: the peak nearest the last place (stands in a unit touch, and
-        # the strongest peak in the window may be a neighbour's).
-        starts = []
+        # the strongest peak in the window may be a neighbour's). All of a response's
+        # peaks at once (a window holds a dozen or so).
+        keys, pcs, prs, angs = [], [], [], []
         for a in (th0 - np.pi / 12, th0, th0 + np.pi / 12):
             resp = cv2.filter2D(ev, -1, self._shape_kernel(spec, a % np.pi, False))
             rows, cols = _local_maxima(resp, self.score_threshold, max(1, int(hy * 0.8)))
-            for rr, cc in zip(rows, cols):
-                pr, pc = _subpixel_peak(resp, int(rr), int(cc))
-                starts.append((np.hypot(pc - c[0], pr - c[1]) - 2 * resp[rr, cc] * hy, pc, pr, a))
-        starts = sorted(starts)[:3] + [(0.0, c[0], c[1], th0)]
-        fits = fit_shapes(ev, shape, hx, hy, np.array([p[1] for p in starts]), np.array([p[2] for p in starts]),
-                          np.array([p[3] for p in starts]), px_per_in=S, bias=self.edge_bias_px)
+            pr, pc = _subpixel_peaks(resp, rows, cols)
+            keys.append(np.hypot(pc - c[0], pr - c[1]) - 2 * resp[rows, cols] * hy)
+            pcs.append(pc)
+            prs.append(pr)
+            angs.append(np.full(len(rows), a))
+        key, pc, pr, a = (np.concatenate(q) for q in (keys, pcs, prs, angs))
+        # The three best (ties broken as a sort of (key, col, row, angle) tuples would).
+        best = np.lexsort((a, pr, pc, key))[:3]
+        fits = fit_shapes(ev, shape, hx, hy, np.append(pc[best], c[0]), np.append(pr[best], c[1]),
+                          np.append(a[best], th0), px_per_in=S, bias=self.edge_bias_px)
         ok = [fit for fit in fits if fit is not None and self._shape_fit_ok(fit)]
         if not ok:
             return None
@@ -1643,6 +1648,11 @@ class TableDetector:
                 continue
             oshape = o[5] if len(o) > 5 else "round"
             ow, od = (o[6], o[7]) if oshape != "round" else (o[4], o[4])
+            # Outside the circle round the other's outline the centre is not inside it
+            # (depth_inside < 0): most of the table's fighters, skipped cheaply.
+            reach = (ow * ow + od * od) / (2 * MM_PER_IN) ** 2 + 0.01
+            if (xy[0] - o[0]) ** 2 + (xy[1] - o[1]) ** 2 > reach:
+                continue
             inside = depth_inside(xy[0], xy[1], oshape, ow / MM_PER_IN, od / MM_PER_IN, o[0], o[1],
                                   o[8] if oshape != "round" else 0.0)
             if inside > 0.25 * min(d, od) / MM_PER_IN:
