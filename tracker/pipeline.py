@@ -420,6 +420,12 @@ def _worker_start(detector) -> None:
     import cv2
 
     cv2.setNumThreads(1)  # the other core is the follows'
+    try:
+        # A look is throughput work, the follows and the stream are what the viewer
+        # waits on: on a busy machine the look gives way to them.
+        os.nice(10)
+    except OSError:
+        pass
     _WORKER_DETECTOR = detector
     parent = os.getppid()
 
