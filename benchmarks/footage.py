@@ -4,7 +4,11 @@ Prints frames/s (wall and CPU, one thread, after warm-up) and what the tracker r
 (its world state, not raw detections): share of unoccluded bases found, precision, side
 accuracy, median and RMS position error, token recall; scored with the shared scorer.
 
-    python benchmarks/footage.py [FOLDER] [--max-frames N] [--full-every K] [--threads N]
+    python benchmarks/footage.py [FOLDER] [--max-frames N] [--full-every K] [--threads N] [--live]
+
+--live runs it as the live page does (frames in real time, full looks in the worker
+process, frames that come while the pipeline is busy dropped) and scores every frame on
+the state on screen when it came: the overlay's accuracy, its lag included.
 
 FOLDER defaults to the bundled sample (sample_footage/warcry-demo).
 """
@@ -56,6 +60,10 @@ def main() -> None:
     ap.add_argument("--full-every", type=int, default=5, help="full detection every K frames (1: every frame)")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1, help="OpenCV/numpy threads (1: one core)")
+    ap.add_argument("--live", action="store_true",
+                    help="as the live page runs: frames come in real time, full looks in the worker process, a "
+                         "frame that comes while the last is still processed is dropped, and each frame is "
+                         "scored on the state shown when it came (the overlay's lag included)")
     a = ap.parse_args()
     cv2.setNumThreads(a.threads)
     folder = Path(a.folder)
@@ -63,17 +71,34 @@ def main() -> None:
     pipe = Pipeline.from_footage(folder)
     pipe.full_every = a.full_every
     preds, wall, cpu, kept = [], [], [], []
+    pipe.background = a.live
+    start, shown, busy_until, processed, last_t = time.perf_counter(), None, 0.0, 0, None
     for index, t, frame in open_source(folder):
         if a.max_frames is not None and index >= a.max_frames:
             break
+        dt, last_t = (t - last_t if last_t is not None else 0.0), t
+        if a.live:
+            now = time.perf_counter() - start
+            if busy_until >= t + dt and shown is not None:
+                # A newer frame will have come by the time the pipeline is free (it takes
+                # the newest): this one is dropped, and the viewer still sees the last state.
+                preds.append(state_prediction(index, shown))
+                kept.append(truth["frames"][index])
+                continue
+            if now < t:
+                time.sleep(t - now)
         w0, c0 = time.perf_counter(), time.process_time()
         r = pipe.process(frame, index, t)
         w1, c1 = time.perf_counter(), time.process_time()
+        processed += 1
+        busy_until = w1 - start
+        shown = r.state
         if index >= a.warmup:
             wall.append(w1 - w0)
             cpu.append(c1 - c0)
         preds.append(state_prediction(index, r.state))
         kept.append(truth["frames"][index])
+    pipe.close()
     # Scored from the frame after the tracker can first have confirmed fighters.
     s = load_scorer().score({"frames": kept[2:]}, {"frames": preds[2:]})
     errs = []
@@ -83,6 +108,9 @@ def main() -> None:
         errs += [d for *_, d in sc.match([(f["x"], f["y"]) for f in vis], [(q["x"], q["y"]) for q in p["fighters"]], 0.75)]
     print(f"footage: {folder}  frames: {len(preds)}  full detection every {a.full_every} frames  "
           f"load average: {os.getloadavg()[0]:.1f}")
+    if a.live:
+        print(f"live: frames in real time, {processed} of {len(preds)} processed (the rest dropped), "
+              f"{pipe.background_looks} full looks made in the worker; each frame scored on the state shown when it came")
     print(f"speed ({a.threads} thread(s), after {a.warmup} warm-up frames): {1 / np.mean(wall):.1f} frames/s wall "
           f"(mean {np.mean(wall) * 1e3:.0f} ms, p95 {np.percentile(wall, 95) * 1e3:.0f} ms), "
           f"{1 / np.mean(cpu):.1f} frames/s CPU (mean {np.mean(cpu) * 1e3:.0f} ms)")

@@ -77,3 +77,42 @@ def test_no_identity_swap_when_two_sides_pass_close():
             by_side = {f.side: f.id for f in s.fighters}
             assert by_side == {0: "f1", 1: "f2"}
     assert np.isclose(s.fighter("f1").x, 5 + 0.4 * 29)
+
+
+def _sized(x, y, side, mm, score, found=True):
+    d = Detections.from_rows([{"xyz": (x, y, 0.0), "kind": KIND_BASE, "side": side, "base_mm": mm, "score": score}])
+    d.sizes_found = found
+    return d
+
+
+def test_a_fighters_size_is_what_the_looks_say_most_not_what_the_first_said():
+    """A 50 mm base all but hidden by its miniature, first fitted as 40 mm: the looks
+    that follow, seeing it at 50 mm, outvote the first; follows (measured at the size
+    given) never vote."""
+    tr = FighterTracker(CFG, fps=15)
+    tr.update(_sized(5, 5, 0, 40.0, 0.35), 0, 0.0)
+    s = tr.update(_sized(5, 5, 0, 40.0, 0.3, found=False), 1, 1 / 15)
+    assert s.fighters[0].base.width_in * 25.4 == 40.0
+    for k in range(2, 12):  # follows at the size given: no say
+        s = tr.update(_sized(5.0, 5.0, 0, 40.0, 0.9, found=False), k, k / 15)
+    assert round(s.fighters[0].base.width_in * 25.4) == 40
+    s = tr.update(_sized(5.02, 5.0, 0, 50.0, 0.29), 12, 12 / 15)
+    assert round(s.fighters[0].base.width_in * 25.4) == 40  # 0.29 < 0.35 so far
+    s = tr.update(_sized(5.02, 5.0, 0, 50.0, 0.29), 13, 13 / 15)
+    assert round(s.fighters[0].base.width_in * 25.4) == 50 and [f.id for f in s.fighters] == ["f1"]
+
+
+def test_a_hidden_fighter_never_takes_the_base_found_on_one_in_sight():
+    """A fighter under a hand for seconds has a gate of inches; when its visible
+    neighbour's base is found a little off (a changed fit), the hidden one must not take
+    it from across the table."""
+    tr = FighterTracker(CFG, fps=15)
+    for k in range(3):
+        tr.update(dets((5, 18, 0), (2, 2, 0)), k, k / 15)
+    for k in range(3, 40):  # f1 under a hand; f2 in sight
+        s = tr.update(dets((2, 2, 0), hands=True), k, k / 15)
+    assert fighters(s)["f1"][3] is True
+    # f2's base found 0.4 in off, and a second fit beside it: neither is f1's.
+    s = tr.update(dets((2.3, 2.25, 0), (1.7, 1.8, 0), hands=True), 40, 40 / 15)
+    f = fighters(s)
+    assert f["f1"] == (5.0, 18.0, 0, True), f

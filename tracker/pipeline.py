@@ -241,6 +241,8 @@ class Pipeline:
         mine = dets[dets.kind == KIND_BASE]
         new = (full.kind == KIND_BASE) & clear_of(full, mine.xyz[:, :2], mine.base_mm / MM_PER_IN / 2)
         new &= np.array([not dets.hand_over(float(x), float(y)) for x, y in full.xyz[:, :2]], bool)
+        # The look found the known fighters' bases at any size: their votes on each one's size.
+        self.tracker.note_sizes(full[(full.kind == KIND_BASE) & ~new])
         # The look is a few frames old: a base that has moved since is re-found in this
         # frame from where the look saw it (a fighter glides up to ~0.7 in a frame); one
         # not re-found is left to the next look, never reported where it was.

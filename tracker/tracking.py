@@ -140,6 +140,8 @@ class FighterTracker:
                 if t.confirmed:
                     self.events.append(Event(index, time_s, "removed", t.id, {"reason": "a state token, not a base"}))
         self._assign(bases, dets, index, time_s)
+        if dets.sizes_found:
+            self.note_sizes(bases)
         self._last_index = index
         fighters = tuple(
             Fighter(id=t.id, side=t.side, x=float(t.xyz[0]), y=float(t.xyz[1]), z=float(t.xyz[2]),
@@ -157,6 +159,29 @@ class FighterTracker:
                           extra={"events": [e.to_dict() for e in self.events[-50:]]})
 
     # -- fighters ----------------------------------------------------------------------
+    def note_sizes(self, bases: Detections) -> None:
+        """A look's round bases vote for the size of the fighter each lies on (within its
+        base): a fighter's size is what the looks say most, weighted by how well each saw
+        its rim. A base all but hidden by its miniature may first be fitted a size smaller
+        (its miniature's outline), and the follows that come after measure it at the size
+        it was given, so only looks that found bases at any size vote (offline looks, and a
+        live player's looks made in its worker)."""
+        round_ = [t for t in self.tracks if t.shape == "round"]
+        if not round_:
+            return
+        txy = np.array([t.xyz[:2] for t in round_])
+        for j in range(len(bases)):
+            if bases.kind[j] != KIND_BASE or (len(bases.shape) and bases.shape[j]):
+                continue
+            d = np.linalg.norm(txy - bases.xyz[j, :2], axis=1)
+            k = int(np.argmin(d))
+            t = round_[k]
+            if t.side != int(bases.side[j]) or d[k] >= t.base_mm / MM_PER_IN / 2:
+                continue
+            mm = float(bases.base_mm[j])
+            t.size_votes[mm] = t.size_votes.get(mm, 0.0) + float(bases.score[j])
+            t.base_mm = max(t.size_votes, key=t.size_votes.get)
+
     def _assign(self, bases: Detections, dets: Detections, index: int, time_s: float) -> None:
         n_t, n_d = len(self.tracks), len(bases)
         matched_t: set[int] = set()
@@ -236,15 +261,7 @@ class FighterTracker:
         alpha = 0.5 if step < self.still_in and t.confirmed else 1.0
         t.xyz = (1 - alpha) * t.xyz + alpha * new
         t.sigma_in = float(bases.sigma_in[j])
-        t.base_mm = float(bases.base_mm[j]) if t.hits < 5 else t.base_mm
-        if bases.sizes_found and t.shape == "round" and not (len(bases.shape) and bases.shape[j]):
-            # A round base's size is what the looks that found it say most, weighted by
-            # how well each saw its rim: a base all but hidden by its miniature may first
-            # be fitted a size smaller (its miniature's outline), and the follows that
-            # come after measure it at the size it was given.
-            mm = float(bases.base_mm[j])
-            t.size_votes[mm] = t.size_votes.get(mm, 0.0) + float(bases.score[j])
-            t.base_mm = max(t.size_votes, key=t.size_votes.get)
+        t.base_mm = float(bases.base_mm[j]) if t.hits < 5 and not t.size_votes else t.base_mm
         if len(bases.shape) and bases.shape[j]:
             if t.hits < 5:
                 t.shape, t.size_mm = _shape_of(bases, j)["shape"], _shape_of(bases, j)["size_mm"]
