@@ -143,8 +143,8 @@ def test_follow_shape_refinds_a_stand_and_rejects_one_inside_a_neighbour():
 
     def follow(others):
         fighters = [me] + others
-        return det._follow_shape(ev, me, _View(), np.array([30.0, 30.0]), origin, fighters,
-                                 [f[7] if len(f) > 5 else f[4] for f in fighters])
+        return det._follow_shape([(0, ev, _View(), np.array([30.0, 30.0]), origin)], fighters,
+                                 [f[7] if len(f) > 5 else f[4] for f in fighters]).get(0)
 
     row = follow([])
     assert row is not None

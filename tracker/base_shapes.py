@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import cv2
 import numpy as np
@@ -111,6 +111,21 @@ def _median_rows(a: np.ndarray) -> np.ndarray:
     return (srt[:, n // 2 - 1] + srt[:, n // 2]) / 2
 
 
+def _remap(ev: np.ndarray | Sequence[np.ndarray], counts: Sequence[int] | None, X: np.ndarray,
+           Y: np.ndarray) -> np.ndarray:
+    """cv2.remap (bilinear, 0 outside) of the points X, Y (float32 rows, each candidate's
+    rows together, candidates in order) in ``ev``; or, with ``counts``, in several maps:
+    the first counts[0] candidates' points in ev[0], the next counts[1] in ev[1], ...
+    (stands followed in windows of their own, fitted together). Each point is sampled
+    alone, so the values are those of one remap per map."""
+    if counts is None:
+        return cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    per = X.shape[0] // sum(counts)
+    bounds = np.cumsum([0, *counts]) * per
+    return np.concatenate([cv2.remap(e, X[a:b], Y[a:b], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                                     borderValue=0) for e, a, b in zip(ev, bounds[:-1], bounds[1:]) if b > a])
+
+
 class ShapeFit(NamedTuple):
     """One fitted outline (fit_shapes): centre and angle in view pixels, the outer edge's
     offset from the outline, the share of the outline seen as a clean edge (``score``)
@@ -131,12 +146,13 @@ class ShapeFit(NamedTuple):
     cross: float
 
 
-def _band_and_cross(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray, cy: np.ndarray,
-                    th: np.ndarray, shift: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _band_and_cross(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy: float, cx: np.ndarray,
+                    cy: np.ndarray, th: np.ndarray, shift: np.ndarray,
+                    counts: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per candidate: the median and the mean over each side of the peak evidence
     within a pixel or so of the outline (moved out by ``shift``), and the larger mean
     evidence along the two lines through the centre (along each axis, stopping short
-    of the rim)."""
+    of the rim). ``ev``, ``counts``: as _remap."""
     p, nrm, _, idx = _outline(shape, hx, hy)
     c, s = np.cos(th)[:, None], np.sin(th)[:, None]
     o = np.arange(-1.5, 0.51, 0.5, dtype=np.float32)
@@ -147,18 +163,20 @@ def _band_and_cross(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.nda
     Ny = s * nrm[:, 0] + c * nrm[:, 1]
     X = (Px[..., None] + o * Nx[..., None]).astype(np.float32).reshape(-1, len(o))
     Y = (Py[..., None] + o * Ny[..., None]).astype(np.float32).reshape(-1, len(o))
-    peak = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    peak = peak.max(axis=1).reshape(len(cx), -1)
+    peak = _remap(ev, counts, X, Y).max(axis=1).reshape(len(cx), -1)
     band = np.stack([_median_rows(peak[:, i]) for i in idx], axis=1)
-    band_mean = np.stack([peak[:, i].mean(axis=1) for i in idx], axis=1)
+    # Means summed in float64: float32 sums' rounding follows how many candidates are in
+    # the call (numpy reduces a batch in another order), and a stand's verdict should not
+    # depend on which other stands are followed with it.
+    band_mean = np.stack([peak[:, i].mean(axis=1, dtype=np.float64) for i in idx], axis=1)
     a = np.linspace(-hy + 2.5, hy - 2.5, 9) if hy > 3 else np.zeros(1)
     b = np.linspace(-hx + 2.5, hx - 2.5, 15) if hx > 3 else np.zeros(1)
     u = np.concatenate([np.zeros_like(a), b])
     v = np.concatenate([a, np.zeros_like(b)])
     X = (cx[:, None] + c * u - s * v).astype(np.float32)
     Y = (cy[:, None] + s * u + c * v).astype(np.float32)
-    line = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    cross = np.maximum(line[:, :len(a)].mean(axis=1), line[:, len(a):].mean(axis=1))
+    line = _remap(ev, counts, X, Y)
+    cross = np.maximum(line[:, :len(a)].mean(axis=1, dtype=np.float64), line[:, len(a):].mean(axis=1, dtype=np.float64))
     return band, band_mean, cross
 
 
@@ -211,14 +229,21 @@ def _edges(prof: np.ndarray, s: np.ndarray, thin_steps: int) -> tuple[np.ndarray
     return tuple(q.reshape(lead) for q in (off, use, weight, off_in, use_in, weight_in))
 
 
-def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray, cy: np.ndarray, theta: np.ndarray,
-               *, px_per_in: float, bias: float, n_iter: int = 4) -> list[ShapeFit | None]:
+def fit_shapes(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy: float, cx: np.ndarray,
+               cy: np.ndarray, theta: np.ndarray, *, px_per_in: float, bias: float, n_iter: int = 4,
+               counts: Sequence[int] | None = None) -> list[ShapeFit | None]:
     """Fit each candidate's rim (centre ``cx``, ``cy``, angle ``theta``, arrays) in the
     evidence map ``ev``: a ShapeFit, or None.
     ``hx``, ``hy``: the base's half sizes in pixels; ``bias``: where the half-evidence
-    edge lies outside the true outline (blur), the offset's prior."""
+    edge lies outside the true outline (blur), the offset's prior.
+    ``counts``: ``ev`` is a list of maps (stands' follow windows), the first counts[0]
+    candidates in ev[0]'s pixels, the next counts[1] in ev[1]'s, ...: one fit for them
+    all costs little more than one for a single stand's few (the fit's arithmetic is
+    mostly numpy's fixed cost per call); each candidate's fit is the one it gets alone."""
     cx, cy, th = (np.asarray(a, np.float64).copy() for a in (cx, cy, theta))
     N = len(cx)
+    if counts is not None and (len(counts) != len(ev) or sum(counts) != N):
+        raise ValueError("counts must give each map's number of candidates")
     if N == 0:
         return []
     S = px_per_in
@@ -251,7 +276,7 @@ def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray,
         Ny = sn * nx + c * ny
         X = (Px[..., None] + s * Nx[..., None]).astype(np.float32).reshape(N * K, -1)
         Y = (Py[..., None] + s * Ny[..., None]).astype(np.float32).reshape(N * K, -1)
-        prof = cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+        prof = _remap(ev, counts, X, Y)
         off, use, wt, off_in, use_in, wt_in = _edges(prof.reshape(N, K, -1), s, thin_steps)
         # d(point . normal)/d(theta): how the outline moves along its normal as it turns.
         Jt = Nx * (-sn * px - c * py) + Ny * (c * px - sn * py)
@@ -290,7 +315,7 @@ def fit_shapes(ev: np.ndarray, shape: str, hx: float, hy: float, cx: np.ndarray,
     # The least-seen side (quarter arc): a true base shows its rim on all four; a fit
     # that borrows a neighbour's edges or lies across two touching stands leaves one bare.
     sides = np.stack([seen[:, i].mean(axis=1) for i in idx], axis=1)
-    band, band_mean, cross = _band_and_cross(ev, shape, hx, hy, cx, cy, th, d0 - bias)
+    band, band_mean, cross = _band_and_cross(ev, shape, hx, hy, cx, cy, th, d0 - bias, counts)
     out: list[ShapeFit | None] = [None] * N
     for i in range(N):
         if (inl[i] | inl_in[i]).sum() < 8:

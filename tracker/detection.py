@@ -713,6 +713,8 @@ class TableDetector:
         # Oval and rectangular bases come as (x, y, z, side, base_mm, shape, width_mm,
         # depth_mm, angle_deg); their size for the closeness test below is their depth.
         small_mm = [f[7] if len(f) > 5 and f[5] != "round" else f[4] for f in fighters]
+        # Those stands' windows: searched and fitted after the loop, all of a size together.
+        shaped_stands: list[tuple[int, np.ndarray, PlaneView, np.ndarray, tuple[int, int]]] = []
         found: dict[int, dict] = {}
         # Round bases' rims are fitted after the search, all those of one size together:
         # (fighter, window origin, peak) by the radii the rays span.
@@ -742,9 +744,7 @@ class TableDetector:
             ev = rims.evidence(lab, win, only=sides.index(side))[0]
             ev[~usable] = 0.0
             if shaped:
-                row = self._follow_shape(ev, f, view, c - np.array([c0, r0]), (c0, r0), fighters, small_mm)
-                if row is not None:
-                    found[i] = row
+                shaped_stands.append((i, ev, view, c - np.array([c0, r0]), (c0, r0)))
                 continue
             resp = _correlate_many(ev, [ring_kernel(r, rim_w)], self._ring_spectra)[0]
             pr, pc = np.unravel_index(int(np.argmax(resp)), resp.shape)
@@ -784,6 +784,7 @@ class TableDetector:
                         for o, omm in zip(fighters, small_mm)):
                     continue
                 found[i] = {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": side, "base_mm": mm, "score": score}
+        found.update(self._follow_shape(shaped_stands, fighters, small_mm))
         rows = [found[i] for i in sorted(found)]
         bases = Detections.from_rows(rows)
         self._add_sigma(bases, lift=self.config.base_thickness_in)
@@ -1549,8 +1550,10 @@ class TableDetector:
                         np.copyto(best, resp, where=better)
                         arg[better] = i
                     rows, cols = _local_maxima(best, self.score_threshold, max(1, int(hy * 0.8)))
-                    for rr, cc in zip(rows, cols):
-                        pr, pc = _subpixel_peak(best, int(rr), int(cc))
+                    # All the blob's peaks' sub-pixel places at once (a call per peak cost
+                    # more than the rest of the search).
+                    prs, pcs = _subpixel_peaks(best, rows, cols)
+                    for rr, cc, pr, pc in zip(rows, cols, prs.tolist(), pcs.tolist()):
                         out.append({"row": pr + r0, "col": pc + c0, "side": side, "spec": spec, "view": view,
                                     "theta": float(angles[arg[rr, cc]]), "corr": float(best[rr, cc])})
         return out
@@ -1601,64 +1604,120 @@ class TableDetector:
         return (fit.score >= self.min_coverage_all_round and min(fit.band_mean) >= self.min_band_all_round
                 and fit.cross <= self.max_cross_all_round and abs(fit.offset - self.edge_bias_px) <= 1.0)
 
-    def _follow_shape(self, ev: np.ndarray, f: tuple, view: "PlaneView", c: np.ndarray, origin: tuple[int, int],
-                      fighters: list, small_mm: list) -> dict | None:
-        """follow() for an oval or rectangular base: its outline, turned as last seen
-        (and 15 degrees either way), correlated over the window; then the fit."""
-        x, y, z, side, mm, shape, w, d, ang = f[:9]
+    def _follow_shape(self, stands: list[tuple[int, np.ndarray, "PlaneView", np.ndarray, tuple[int, int]]],
+                      fighters: list, small_mm: list) -> dict[int, dict]:
+        """follow() for oval and rectangular bases, ``stands`` as (fighter index, its
+        window's evidence, view, last place in the window's pixels, window origin): per
+        stand its outline, turned as last seen (and 15 degrees either way), correlated
+        over its window; then the fit, all stands of one size in one fit_shapes call
+        (each window sampled in its own pixels): a stand's fit is a few milliseconds of
+        numpy's fixed costs, a dozen stands' together hardly more. Found rows by fighter."""
         S = self.px_per_in
-        spec = next((b for si, b in self._shaped if si == side and b.shape == shape
-                     and abs(b.width_mm - w) < 0.5 and abs(b.depth_mm - d) < 0.5), None)
-        if spec is None:
-            return None
-        th0 = np.radians(-ang) % np.pi
-        hx, hy = w / MM_PER_IN / 2 * S, d / MM_PER_IN / 2 * S
-        # Where the outline, turned as last seen or 15 degrees either way, best matches
-        # the evidence: the peak nearest the last place (stands in a unit touch, and
-        # the strongest peak in the window may be a neighbour's). All of a response's
-        # peaks at once (a window holds a dozen or so).
-        keys, pcs, prs, angs = [], [], [], []
-        for a in (th0 - np.pi / 12, th0, th0 + np.pi / 12):
-            resp = cv2.filter2D(ev, -1, self._shape_kernel(spec, a % np.pi, False))
-            rows, cols = _local_maxima(resp, self.score_threshold, max(1, int(hy * 0.8)))
-            pr, pc = _subpixel_peaks(resp, rows, cols)
-            keys.append(np.hypot(pc - c[0], pr - c[1]) - 2 * resp[rows, cols] * hy)
-            pcs.append(pc)
-            prs.append(pr)
-            angs.append(np.full(len(rows), a))
-        key, pc, pr, a = (np.concatenate(q) for q in (keys, pcs, prs, angs))
-        # The three best (ties broken as a sort of (key, col, row, angle) tuples would).
-        best = np.lexsort((a, pr, pc, key))[:3]
-        fits = fit_shapes(ev, shape, hx, hy, np.append(pc[best], c[0]), np.append(pr[best], c[1]),
-                          np.append(a[best], th0), px_per_in=S, bias=self.edge_bias_px)
-        ok = [fit for fit in fits if fit is not None and self._shape_fit_ok(fit)]
-        if not ok:
-            return None
-        # Of the fits that hold, the one nearest the last place, unless another is much better.
-        fx, fy, th, d0, score, *_ = min(ok, key=lambda q: np.hypot(q[0] - c[0], q[1] - c[1]) - 4 * hy * q[4])
-        xy = view.to_world(np.array([fx + origin[0]]), np.array([fy + origin[1]]))[0]
-        # A jump, or a centre well inside another known fighter's outline (where it
-        # should be now), is a neighbour's rim, not this stand. By outlines, not centre
-        # distances: stands touching long edge to long edge have centres only a depth
-        # apart, and a moving neighbour's predicted place is off by a tenth of an inch.
-        if np.hypot(xy[0] - x, xy[1] - y) > 0.5:
-            return None
-        for o in fighters:
-            if (o[0], o[1]) == (x, y):
+        # Per stand: the outline, turned as last seen or 15 degrees either way, correlated
+        # over its window. Responses are kept by the radius their peaks are looked for in.
+        todo: list[tuple] = []  # (index, ev, view, c, origin, shape, hx, hy, angles, radius, first response)
+        responses: dict[int, list[np.ndarray]] = {}
+        for i, ev, view, c, origin in stands:
+            x, y, z, side, mm, shape, w, d, ang = fighters[i][:9]
+            spec = next((b for si, b in self._shaped if si == side and b.shape == shape
+                         and abs(b.width_mm - w) < 0.5 and abs(b.depth_mm - d) < 0.5), None)
+            if spec is None:
                 continue
-            oshape = o[5] if len(o) > 5 else "round"
-            ow, od = (o[6], o[7]) if oshape != "round" else (o[4], o[4])
-            # Outside the circle round the other's outline the centre is not inside it
-            # (depth_inside < 0): most of the table's fighters, skipped cheaply.
-            reach = (ow * ow + od * od) / (2 * MM_PER_IN) ** 2 + 0.01
-            if (xy[0] - o[0]) ** 2 + (xy[1] - o[1]) ** 2 > reach:
-                continue
-            inside = depth_inside(xy[0], xy[1], oshape, ow / MM_PER_IN, od / MM_PER_IN, o[0], o[1],
-                                  o[8] if oshape != "round" else 0.0)
-            if inside > 0.25 * min(d, od) / MM_PER_IN:
+            th0 = np.radians(-ang) % np.pi
+            hx, hy = w / MM_PER_IN / 2 * S, d / MM_PER_IN / 2 * S
+            angles = (th0 - np.pi / 12, th0, th0 + np.pi / 12)
+            rad = max(1, int(hy * 0.8))
+            resps = responses.setdefault(rad, [])
+            todo.append((i, ev, view, c, origin, shape, hx, hy, angles, rad, len(resps)))
+            resps += [cv2.filter2D(ev, -1, self._shape_kernel(spec, a % np.pi, False)) for a in angles]
+        # All responses' peaks at once (a window holds a dozen or so; finding them costs
+        # mostly numpy's fixed cost per call): the responses one under the other in one map,
+        # ``rad`` rows of -inf between them (as outside a map, for the peaks' discs).
+        peaks: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for rad, resps in responses.items():
+            hs, ws = np.array([q.shape[0] for q in resps]), np.array([q.shape[1] for q in resps])
+            top = np.concatenate([[0], np.cumsum(hs + rad)])
+            big = np.full((int(top[-1]) - rad, int(ws.max())), -np.inf, np.float32)
+            for t, q in zip(top, resps):
+                big[t:t + q.shape[0], :q.shape[1]] = q
+            rows, cols = _local_maxima(big, self.score_threshold, rad)
+            pr, pc = _subpixel_peaks(big, rows, cols)
+            k = np.searchsorted(top, rows, side="right") - 1
+            r = rows - top[k]
+            # A peak on its own response's edge keeps its whole-pixel place there (as
+            # _subpixel_peaks on that response alone: no -inf from the rows between).
+            pr = np.where((r == 0) | (r == hs[k] - 1), r, pr - top[k])
+            pc = np.where((cols == 0) | (cols == ws[k] - 1), cols, pc)
+            val = big[rows, cols]
+            cut = np.searchsorted(k, np.arange(len(resps) + 1))  # rows (so k) come sorted
+            for j in range(len(resps)):
+                peaks[(rad, j)] = pc[cut[j]:cut[j + 1]], pr[cut[j]:cut[j + 1]], val[cut[j]:cut[j + 1]]
+        # (shape, hx, hy) -> per stand: (index, ev, view, c, origin, starts' cols, rows, angles)
+        groups: dict[tuple[str, float, float], list[tuple]] = {}
+        for i, ev, view, c, origin, shape, hx, hy, angles, rad, j0 in todo:
+            # Where the outline best matches the evidence: the peak nearest the last place
+            # (stands in a unit touch, and the strongest peak in the window may be a
+            # neighbour's).
+            keys, pcs, prs, angs = [], [], [], []
+            for j, a in enumerate(angles):
+                pc, pr, val = peaks[(rad, j0 + j)]
+                keys.append(np.hypot(pc - c[0], pr - c[1]) - 2 * val * hy)
+                pcs.append(pc)
+                prs.append(pr)
+                angs.append(np.full(len(pc), a))
+            key, pc, pr, a = (np.concatenate(q) for q in (keys, pcs, prs, angs))
+            # The three best (ties broken as a sort of (key, col, row, angle) tuples would),
+            # and the last place.
+            best = np.lexsort((a, pr, pc, key))[:3]
+            groups.setdefault((shape, hx, hy), []).append(
+                (i, ev, view, c, origin, np.append(pc[best], c[0]), np.append(pr[best], c[1]), np.append(a[best], angles[1])))
+
+        def judge(i: int, fits: list, view: "PlaneView", c: np.ndarray, origin: tuple[int, int]) -> dict | None:
+            """One stand's row from its starts' fits, or None."""
+            x, y, z, side, mm, shape, w, d, ang = fighters[i][:9]
+            hy = d / MM_PER_IN / 2 * S
+            ok = [fit for fit in fits if fit is not None and self._shape_fit_ok(fit)]
+            if not ok:
                 return None
-        return {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": side, "base_mm": w, "score": score,
-                "shape": SHAPE_CODES[shape], "size_mm": (w, d), "angle_deg": float(-np.degrees(th)) % 180.0}
+            # Of the fits that hold, the one nearest the last place, unless another is much better.
+            fx, fy, th, d0, score, *_ = min(ok, key=lambda q: np.hypot(q[0] - c[0], q[1] - c[1]) - 4 * hy * q[4])
+            xy = view.to_world(np.array([fx + origin[0]]), np.array([fy + origin[1]]))[0]
+            # A jump, or a centre well inside another known fighter's outline (where it
+            # should be now), is a neighbour's rim, not this stand. By outlines, not centre
+            # distances: stands touching long edge to long edge have centres only a depth
+            # apart, and a moving neighbour's predicted place is off by a tenth of an inch.
+            if np.hypot(xy[0] - x, xy[1] - y) > 0.5:
+                return None
+            for o in fighters:
+                if (o[0], o[1]) == (x, y):
+                    continue
+                oshape = o[5] if len(o) > 5 else "round"
+                ow, od = (o[6], o[7]) if oshape != "round" else (o[4], o[4])
+                # Outside the circle round the other's outline the centre is not inside it
+                # (depth_inside < 0): most of the table's fighters, skipped cheaply.
+                reach = (ow * ow + od * od) / (2 * MM_PER_IN) ** 2 + 0.01
+                if (xy[0] - o[0]) ** 2 + (xy[1] - o[1]) ** 2 > reach:
+                    continue
+                inside = depth_inside(xy[0], xy[1], oshape, ow / MM_PER_IN, od / MM_PER_IN, o[0], o[1],
+                                      o[8] if oshape != "round" else 0.0)
+                if inside > 0.25 * min(d, od) / MM_PER_IN:
+                    return None
+            return {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": side, "base_mm": w, "score": score,
+                    "shape": SHAPE_CODES[shape], "size_mm": (w, d), "angle_deg": float(-np.degrees(th)) % 180.0}
+
+        found: dict[int, dict] = {}
+        for (shape, hx, hy), group in groups.items():
+            counts = [len(g[5]) for g in group]
+            fits = fit_shapes([g[1] for g in group], shape, hx, hy, np.concatenate([g[5] for g in group]),
+                              np.concatenate([g[6] for g in group]), np.concatenate([g[7] for g in group]),
+                              px_per_in=S, bias=self.edge_bias_px, counts=counts)
+            k = 0
+            for (i, _, view, c, origin, *_), n in zip(group, counts):
+                row = judge(i, fits[k:k + n], view, c, origin)
+                k += n
+                if row is not None:
+                    found[i] = row
+        return found
 
     def _learn_rims(self, fits: list[dict], labs: dict[int, np.ndarray]) -> None:
         """Follow each side's rim colour as seen: the median colour just inside each

@@ -442,11 +442,19 @@ def group_by_coherency(fighters: Sequence[Fighter], roster: Sequence[UnitSpec], 
         n = len(stands)
         reach_in = cm_to_in(coherency_cm)
         near = np.zeros((n, n), bool)
+        # Each base holds the circle of half its smaller size: bases whose such circles lie
+        # well within reach are within it (most pairs in a unit), without measuring their
+        # outlines (shapely, the cost of this grouping every frame); those not clearly in are.
+        inner = [min(f.base.width_in, f.base.depth_in) / 2 for f in stands]
         for i in range(n):
             for j in range(i + 1, n):
                 a, b = stands[i], stands[j]
-                if math.hypot(a.x - b.x, a.y - b.y) <= reach_in + a.base.radius_in + b.base.radius_in \
-                        and distance(a, b) <= reach_in:
+                gap = math.hypot(a.x - b.x, a.y - b.y)
+                if gap > reach_in + a.base.radius_in + b.base.radius_in:
+                    continue
+                rise = max(0.0, b.z - a.z - a.base.thickness_in, a.z - b.z - b.base.thickness_in)
+                if math.hypot(max(gap - inner[i] - inner[j], 0.0), rise) <= reach_in - 0.01 \
+                        or distance(a, b) <= reach_in:
                     near[i, j] = near[j, i] = True
         ncomp, label = connected_components(csr_matrix(near), directed=False)
         room = {uid: u.stands for uid, u in units.items()}
