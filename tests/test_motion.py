@@ -256,3 +256,20 @@ def test_full_looks_on_the_worker_thread_join_the_frames_followed_meanwhile(cali
     assert pipe._pending is None
     pipe.close()
     assert pipe._worker is None
+
+
+def test_unchanged_in_tells_which_boxes_changed_since_an_earlier_frame(clip):
+    """A background look's base that the follow missed is taken where the look saw it
+    only if nothing changed there since the look's frame (tracker.motion.unchanged_in)."""
+    from tracker.motion import unchanged_in
+
+    frames, truth = clip
+    i = _still_pairs(truth)[0]
+    gate = MotionGate()
+    then = gate.small(frames[i - 1])
+    boxes = [(100, 100, 180, 180), (600, 300, 680, 380)]
+    assert unchanged_in(gate, then, frames[i], boxes) == [True, True]
+    now = frames[i].copy()
+    cv2.circle(now, (640, 340), 18, (20, 20, 200), -1)  # a base put down in the second box
+    assert unchanged_in(gate, then, now, boxes) == [True, False]
+    assert gate.reference is None  # the pipeline's own gate is not touched

@@ -27,7 +27,8 @@ import numpy as np
 
 from .world import MM_PER_IN
 
-__all__ = ["Change", "MotionGate", "GateMap", "Plan", "held_detections", "follow_some"]
+__all__ = ["Change", "MotionGate", "GateMap", "Plan", "held_detections", "follow_some", "cylinder_boxes",
+           "unchanged_in"]
 
 # |N(0, s)| has median 0.6745 s.
 _MAD_TO_SIGMA = 1.0 / 0.6745
@@ -155,6 +156,33 @@ class MotionGate:
         self.accept(change, np.zeros(change.mask.shape, bool))
 
 
+def cylinder_boxes(camera, xyz: np.ndarray, radius_in: np.ndarray, height_in: float) -> list[tuple[float, ...]]:
+    """Image boxes (x0, y0, x1, y1) of upright cylinders (centre xyz, radius, height) seen by the camera."""
+    if not len(xyz):
+        return []
+    a = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+    ring = np.c_[np.cos(a), np.sin(a)]
+    pts = []
+    for (x, y, z), r in zip(xyz, radius_in):
+        for dz in (0.0, height_in):
+            pts.append(np.c_[x + r * ring[:, 0], y + r * ring[:, 1], np.full(8, z + dz)])
+    uv = np.asarray(camera.project(np.vstack(pts)), float).reshape(len(xyz), 16, 2)
+    return [(float(u[:, 0].min()), float(u[:, 1].min()), float(u[:, 0].max()), float(u[:, 1].max())) for u in uv]
+
+
+def unchanged_in(gate: MotionGate, then_small: np.ndarray, frame: np.ndarray,
+                 boxes: list[tuple[float, ...]]) -> list[bool]:
+    """Whether nothing changed in each image box between the frame ``then_small`` was
+    made from (``gate.small``) and ``frame``, judged as ``gate`` judges change (its
+    threshold, its noise estimate from this difference); a new picture has changed
+    everywhere. ``gate`` itself is not touched."""
+    probe = MotionGate(factor=gate.factor, k=gate.k, min_level=gate.min_level,
+                       everything_fraction=gate.everything_fraction)
+    probe.reference = then_small
+    change = probe.check(frame)
+    return [not change.everything and not change.in_box(b) for b in boxes]
+
+
 # ----------------------------------------------------------------------------------
 # What a change means for the pipeline
 
@@ -215,17 +243,7 @@ class GateMap:
             self.marker_boxes.append((x0, y0, x1, y1))
 
     def _boxes(self, xyz: np.ndarray, radius_in: np.ndarray, height_in: float) -> list[tuple[float, ...]]:
-        """Image boxes of upright cylinders (centre xyz, radius, height) seen by the camera."""
-        if not len(xyz):
-            return []
-        a = np.linspace(0, 2 * np.pi, 8, endpoint=False)
-        ring = np.c_[np.cos(a), np.sin(a)]
-        pts = []
-        for (x, y, z), r in zip(xyz, radius_in):
-            for dz in (0.0, height_in):
-                pts.append(np.c_[x + r * ring[:, 0], y + r * ring[:, 1], np.full(8, z + dz)])
-        uv = np.asarray(self.camera.project(np.vstack(pts)), float).reshape(len(xyz), 16, 2)
-        return [(float(u[:, 0].min()), float(u[:, 1].min()), float(u[:, 0].max()), float(u[:, 1].max())) for u in uv]
+        return cylinder_boxes(self.camera, xyz, radius_in, height_in)
 
     def fighter_boxes(self, tracks) -> list[tuple[float, ...]]:
         xyz = np.array([t.xyz for t in tracks], float).reshape(-1, 3)

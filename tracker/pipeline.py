@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import json
+import pickle
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -83,6 +85,7 @@ class Pipeline:
         from .motion import MotionGate
 
         self.gate = MotionGate() if gate else None
+        self._probe_gate = self.gate or MotionGate()  # judges change since a background look's frame
         self.safety_s = 2.0
         self.calm_frames = 5
         self._calm = 0
@@ -191,7 +194,13 @@ class Pipeline:
         changed is still to be looked at."""
         self.look = "full"
         tracks = self.tracker.tracks
-        if not self.background or (not tracks and self._last_full < 0 and self._pending is None):
+        if self.background and tracks and self._worker is None and self.look_delay_frames is None:
+            # Started after the first look, and warmed up on a thread of its own: starting
+            # it (a new interpreter, the detector sent over: ~0.7 s) would hold up a frame.
+            self._worker = LookWorker(self.detector)
+        warming = self._worker is not None and not self._worker.ready and self._pending is None
+        if not self.background or warming or (not tracks and self._last_full < 0 and self._pending is None):
+            # (Until the worker is ready, looks are made at once, as without one.)
             dets = _look_whole(self.detector, frame, tokens)
             self._last_full, self._last_full_processed = index, self._processed
             if change is not None:
@@ -203,10 +212,8 @@ class Pipeline:
             if self.look_delay_frames is not None:
                 future = _HeldLook(_look_whole(self.detector, frame, True), self, self._processed + self.look_delay_frames)
             else:
-                if self._worker is None:
-                    self._worker = LookWorker(self.detector)
                 future = self._worker.submit(frame, True)
-            self._pending = (future, index, change, self.camera)
+            self._pending = (future, index, change, self.camera, self._probe_gate.small(frame))
             self._last_full_processed = self._processed  # paced from when it was asked for
         self.look = "follow"
         return self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
@@ -220,7 +227,7 @@ class Pipeline:
         from .motion import clear_of
         from .world import MM_PER_IN
 
-        future, at, change, camera = self._pending
+        future, at, change, camera, then_small = self._pending
         if not future.done():
             return dets
         self._pending = None
@@ -247,6 +254,8 @@ class Pipeline:
         # frame from where the look saw it (a fighter glides up to ~0.7 in a frame); one
         # not re-found is left to the next look, never reported where it was.
         found = self._refind(full[new], frame, index - at) if new.any() else None
+        if found is not None and len(found) < int(new.sum()):
+            found = Detections.merge([found, self._still_there(full[new], found, then_small, frame)])
         # Tokens seen under a hand say nothing of those the hand hid (the tracker keeps
         # them as they were while hands are over the table): not taken from such a look.
         tokens = full[full.kind != KIND_BASE] if full.tokens_checked and not full.hands else None
@@ -257,6 +266,25 @@ class Pipeline:
         out.tokens_checked = tokens is not None or dets.tokens_checked
         out.sizes_found = False  # mostly this frame's follow (a look's new bases are re-found at their size)
         return out
+
+    def _still_there(self, bases: "Detections", found: "Detections", then_small: np.ndarray,
+                     frame: np.ndarray) -> "Detections":
+        """Of a look's new ``bases`` that this frame's follow did not re-find, those where
+        nothing has changed in the picture since the look's frame (its miniature and the
+        reach round it, as the change gate judges change): still where the look saw them.
+        A base whose rim its miniature all but hides is found by a look and missed by a
+        follow; left to the next look it stayed unconfirmed for seconds at a time."""
+        from .motion import clear_of, cylinder_boxes, unchanged_in
+        from .world import MM_PER_IN
+
+        lost = bases[clear_of(bases, found.xyz[:, :2], found.base_mm / MM_PER_IN / 2)] if len(found) else bases
+        if not len(lost):
+            return lost
+        r = np.where(lost.shape > 0, np.hypot(lost.size_mm[:, 0], lost.size_mm[:, 1]), lost.base_mm) / MM_PER_IN / 2 \
+            if len(lost.shape) else lost.base_mm / MM_PER_IN / 2
+        boxes = cylinder_boxes(self.camera, lost.xyz, r + 0.3, self.config.base_thickness_in + 2.5)
+        keep = np.array(unchanged_in(self._probe_gate, then_small, frame, boxes), bool)
+        return lost[keep]
 
     def _refind(self, bases: "Detections", frame: np.ndarray, age: int) -> "Detections":
         from .base_shapes import SHAPE_NAMES
@@ -401,8 +429,26 @@ class LookWorker:
         from concurrent.futures import ProcessPoolExecutor
 
         # spawn, not fork: the server's threads may hold locks a forked child would inherit.
+        # The detector pickled here, as it stands: the process is started from a thread
+        # while this one goes on looking with (and changing) the detector.
         self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                         initializer=_worker_start, initargs=(detector,))
+                                         initializer=_worker_start,
+                                         initargs=(pickle.dumps(detector, pickle.HIGHEST_PROTOCOL),))
+        # The process starts on the first task: a warm-up task on a thread of its own, so
+        # that no frame waits for it (``ready`` once it has run).
+        self._ready = threading.Event()
+        threading.Thread(target=self._warm_up, daemon=True).start()
+
+    def _warm_up(self) -> None:
+        try:
+            self._pool.submit(_worker_ready).result()
+        except Exception:  # noqa: BLE001 - shut down before it started: never ready
+            return
+        self._ready.set()
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
 
     def submit(self, frame: np.ndarray, tokens: bool):
         return self._pool.submit(_worker_look, frame, tokens)
@@ -414,7 +460,7 @@ class LookWorker:
 _WORKER_DETECTOR = None  # the worker process's detector (LookWorker)
 
 
-def _worker_start(detector) -> None:
+def _worker_start(detector_pickled: bytes) -> None:
     global _WORKER_DETECTOR
     import os
     import threading
@@ -428,7 +474,7 @@ def _worker_start(detector) -> None:
         os.nice(10)
     except OSError:
         pass
-    _WORKER_DETECTOR = detector
+    _WORKER_DETECTOR = pickle.loads(detector_pickled)
     parent = os.getppid()
 
     def orphaned() -> None:  # the server killed outright: do not linger
@@ -437,6 +483,10 @@ def _worker_start(detector) -> None:
         os._exit(0)
 
     threading.Thread(target=orphaned, daemon=True).start()
+
+
+def _worker_ready() -> bool:
+    return _WORKER_DETECTOR is not None
 
 
 def _look_whole(detector, frame: np.ndarray, tokens: bool):
