@@ -747,11 +747,15 @@ class TableDetector:
                 shaped_stands.append((i, ev, view, c - np.array([c0, r0]), (c0, r0)))
                 continue
             resp = _correlate_many(ev, [ring_kernel(r, rim_w)], self._ring_spectra)[0]
-            pr, pc = np.unravel_index(int(np.argmax(resp)), resp.shape)
-            if resp[pr, pc] < self.score_threshold:
+            rows, cols = _local_maxima(resp, self.score_threshold, max(2, int(r * 0.6)))
+            if not len(rows):
                 continue
-            pr, pc = _subpixel_peak(resp, int(pr), int(pc))
-            to_fit.setdefault((0.6 * r, r + 0.35 * S), []).append((i, ev, (c0, r0), pc, pr))
+            prs, pcs = _subpixel_peaks(resp, rows, cols)
+            # The ring's peak nearest where the fighter should be, unless another is much
+            # stronger: a neighbour of its side in the window may ring more strongly (its
+            # rim less hidden), and its peak is rejected below as a jump, losing this one.
+            k = int(np.argmin(np.hypot(pcs - (c[0] - c0), prs - (c[1] - r0)) - 2 * r * resp[rows, cols]))
+            to_fit.setdefault((0.6 * r, r + 0.35 * S), []).append((i, ev, (c0, r0), float(pcs[k]), float(prs[k])))
         for (r_from, r_to), group in to_fit.items():
             ang = np.linspace(0, 2 * np.pi, 96, endpoint=False)
             cos, sin = np.cos(ang), np.sin(ang)
