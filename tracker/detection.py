@@ -301,11 +301,32 @@ def _mix_evidence(p: list[np.ndarray], terms: tuple, gate: np.ndarray, bright: b
     the background terms of the colour and its hue gate (a, b part)."""
     p0, p1, p2 = p
     d0, d1, d2, dd, inv_dd, inv_tol2 = terms
-    pp = p0 * p0 + p1 * p1 + p2 * p2
-    pd = p0 * d0 + p1 * d1 + p2 * d2
-    a = np.clip(pd * inv_dd, 0.0, 1.0)
-    r2 = np.maximum(pp - 2 * a * pd + a * a * dd, 0.0)
-    ev = a * np.exp(r2 * inv_tol2)
+    # pp = |p|^2, pd = p . d, a = clip(pd / dd, 0, 1), r2 = max(pp - 2 a pd + a^2 dd, 0),
+    # ev = a exp(r2 inv_tol2): the same float32 operations in the same order, into two
+    # buffers reused in place (over a whole view the temporaries cost as much as the
+    # arithmetic).
+    tmp = np.multiply(p1, p1)
+    pp = np.multiply(p0, p0)
+    pp += tmp
+    np.multiply(p2, p2, out=tmp)
+    pp += tmp
+    pd = np.multiply(p0, d0)
+    np.multiply(p1, d1, out=tmp)
+    pd += tmp
+    np.multiply(p2, d2, out=tmp)
+    pd += tmp
+    a = np.multiply(pd, inv_dd)
+    np.clip(a, 0.0, 1.0, out=a)
+    np.multiply(a, 2, out=tmp)
+    tmp *= pd
+    pp -= tmp
+    np.multiply(a, a, out=tmp)
+    tmp *= dd
+    pp += tmp
+    np.maximum(pp, 0.0, out=pp)
+    pp *= inv_tol2
+    ev = np.exp(pp, out=pp)
+    ev *= a
     ev *= gate if bright is None else gate * _neutral_lift(p0, bright)
     return ev
 
@@ -555,6 +576,8 @@ class TableDetector:
         # A fit with less of its outline seen is a base if it has rim evidence all round.
         self.min_coverage_all_round, self.min_band_all_round, self.max_cross_all_round = 0.22, 0.3, 0.35
         self._shape_kernels: dict = {}
+        self._not_token_key: tuple | None = None  # (_not_token_ids)
+        self._not_token: list[int] = []
         self._ring_spectra: dict = {}  # ring kernels' spectra by image size (_correlate_many)
         self._build_views()
 
@@ -1113,26 +1136,8 @@ class TableDetector:
         paper_level = cv2.GaussianBlur(cv2.dilate(g, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))),
                                        (0, 0), k / 4)
         g = 200.0 * g / np.maximum(paper_level, 20.0)
-        k = np.arange(6) - 2.5
-        cu, cv_ = (a.ravel() for a in np.meshgrid(k, k))  # cell centres, in cells, row-major
-        border = (np.abs(cu) > 2) | (np.abs(cv_) > 2)
-        # Paper just outside the border, along the middle of each side (the corners
-        # would fall off the disc).
-        m = np.array([-1.5, -0.5, 0.5, 1.5])
-        ou = np.concatenate([m, m, np.full(4, -3.5), np.full(4, 3.5)])
-        ov = np.concatenate([np.full(4, -3.5), np.full(4, 3.5), m, m])
-        U = np.concatenate([cu, ou])
-        V = np.concatenate([cv_, ov])
-        ang = np.deg2rad(np.arange(0, 90, 3.0))
-        sides = np.arange(0.5, 0.81, 0.05) * diam * S / 6  # cell size in pixels
-        shifts = np.arange(-2, 2.01, 1.0)
-        A, C, DX, DY = np.meshgrid(ang, sides, shifts, shifts, indexing="ij")
-        A, C, DX, DY = (a.ravel()[:, None] for a in (A, C, DX, DY))
-        ca, sa = np.cos(A), np.sin(A)
-        X = (w - 1) / 2 + DX + C * (U[None] * ca - V[None] * sa)
-        Y = (h - 1) / 2 + DY + C * (U[None] * sa + V[None] * ca)
-        vals = cv2.remap(g, X.astype(np.float32), Y.astype(np.float32), cv2.INTER_LINEAR,
-                         borderMode=cv2.BORDER_REPLICATE)
+        X, Y, border = _search_grids(h, w, float(S), float(diam))
+        vals = cv2.remap(g, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         cells, paper = vals[:, :36], vals[:, 36:]
         b = cells[:, border]
         score = paper.mean(axis=1) - b.mean(axis=1) - 0.5 * b.std(axis=1) - 0.5 * paper.std(axis=1)
@@ -1159,7 +1164,7 @@ class TableDetector:
         np.minimum.at(per_id, ids, cost.min(axis=0))
         # A disc carries a token's tag (objective, treasure or state ids), never a table
         # marker's or a terrain piece's: only those are told apart.
-        per_id[[i for i in range(len(per_id)) if self._token_kind(i) is None]] = np.inf
+        per_id[self._not_token_ids(len(per_id))] = np.inf
         self._last_cost, self._last_best = float(per_id.min()), int(np.argmin(per_id))
         look_two = np.partition(per_id, 1)[:2]  # this look alone (objective, treasure: below)
         n = 1
@@ -1186,6 +1191,15 @@ class TableDetector:
                 and look_two[1] - look_two[0] >= 2.0 and idx == self._last_best:
             return idx
         return None
+
+    def _not_token_ids(self, n: int) -> list[int]:
+        """The ids below ``n`` that are no token's (_token_kind None), kept while the
+        config's token tags stay the same: _decode_search asks for them at every disc."""
+        key = (n, tuple((kind, tuple(spec.tag_ids)) for kind, spec in self.config.tokens.items()))
+        if self._not_token_key != key:
+            self._not_token_key = key
+            self._not_token = [i for i in range(n) if self._token_kind(i) is None]
+        return self._not_token
 
     def _discs(self, lab: np.ndarray, usable: np.ndarray, diameter_in: float, n_max: int):
         """Token-sized discs: bright neutral (white tokens, printed tags) or gold. Yields
@@ -1262,7 +1276,10 @@ class TableDetector:
         # A hand covers well over 6 square inches; the largest base (130 mm) is ~20.
         if cv2.countNonZero(skin) <= 6.0 * S ** 2:
             return np.zeros((H, W), bool)  # (too little skin colour in all for one hand)
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
+        # 16-bit labels where they must suffice (each blob left by the opening holds the
+        # structuring element, 5 pixels at least): the same labels, cheaper to write.
+        ltype = cv2.CV_16U if skin.size < 5 * 65000 else cv2.CV_32S
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8, ltype=ltype)
         big = np.zeros(n, bool)
         big[1:] = stats[1:, cv2.CC_STAT_AREA] > 6.0 * S ** 2
         if not big.any():
@@ -1273,12 +1290,23 @@ class TableDetector:
         return cv2.resize(mask.astype(np.uint8), (W, H), interpolation=cv2.INTER_NEAREST) > 0
 
     def _side_lab(self) -> list[tuple[int, np.ndarray, tuple[float, ...]]]:
+        """(index, rim colour as _lab gives it, round base sizes) per side. Kept while
+        the config's sides stay the same: a look asks for them some hundred times (one
+        Lab conversion per side each time). The colours are read-only."""
+        sides = self.config.sides
+        key = (tuple((s.index, tuple(s.rim_bgr), tuple(s.bases_mm), bool(getattr(s, "shaped", ()))) for s in sides),
+               self.config.base_diameters_mm)
+        cached = getattr(self, "_side_lab_cache", None)
+        if cached is not None and cached[0] == key:
+            return list(cached[1])
         out = []
-        for s in self.config.sides:
+        for s in sides:
             lab = _lab(np.uint8([[s.rim_bgr]]))[0, 0]
+            lab.setflags(write=False)
             sizes = tuple(sorted(set(s.bases_mm))) or (() if getattr(s, "shaped", ()) else (
                 self.config.base_diameters_mm or (25.0, 32.0, 40.0, 50.0, 60.0)))
             out.append((s.index, lab, sizes))
+        self._side_lab_cache = (key, tuple(out))
         return out
 
     def _find_rings(self, lab: np.ndarray, rims: RimColours, usable: np.ndarray, view_index: int,
@@ -1381,6 +1409,7 @@ class TableDetector:
         ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
         cos, sin = np.cos(ang), np.sin(ang)
         side_sizes = {s: sizes for s, _, sizes in self._side_lab()}
+        expected: dict[int, np.ndarray | None] = {}  # per side: the same for all its groups here
         fitted: list[tuple[_Candidate, tuple]] = []
         groups: dict[tuple[int, int, float], list[_Candidate]] = {}
         for c in cands:
@@ -1396,7 +1425,9 @@ class TableDetector:
             Y = (cy[:, None, None] + rho[None, None, :] * sin[None, :, None]).astype(np.float32)
             prof = cv2.remap(ev, X.reshape(-1, len(rho)), Y.reshape(-1, len(rho)), cv2.INTER_LINEAR,
                              borderMode=cv2.BORDER_CONSTANT, borderValue=0).reshape(len(group), n_rays, len(rho))
-            fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=self._expected_edges(side),
+            if side not in expected:
+                expected[side] = self._expected_edges(side)
+            fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expected[side],
                              expect_weight=self.radius_prior_weight, expect_min_score=self.min_coverage)
             rays.append((side, group, prof, rho, cx, cy, fits))
         fitted = self._learn_edge_bias(rays, cos, sin)
@@ -1535,24 +1566,27 @@ class TableDetector:
             specs = [spec for si, spec in self._shaped if si == side]
             if not specs:
                 continue
-            blobs = cv2.dilate((ev > 0.12).astype(np.uint8), np.ones((5, 5), np.uint8))
-            n, _, stats, _ = cv2.connectedComponentsWithStats(blobs)
+            stats = _blob_boxes(ev, 0.12)
             H, W = ev.shape
             for spec in specs:
                 R = self._shape_kernel(spec, 0.0, False).shape[0] // 2 + 1
                 hy = spec.depth_mm / MM_PER_IN / 2 * self.px_per_in
-                for x0, y0, bw, bh, area in stats[1:]:
+                for x0, y0, bw, bh, area in stats:
                     if bw < 1.5 * hy or bh < 1.5 * hy:  # narrower than the base: a fleck, not a rim
                         continue
                     r0, r1, c0, c1 = max(y0 - R, 0), min(y0 + bh + R, H), max(x0 - R, 0), min(x0 + bw + R, W)
                     crop = ev[r0:r1, c0:c1]
                     best = np.full(crop.shape, -1.0, np.float32)
-                    arg = np.zeros(crop.shape, np.int8)
+                    arg = np.zeros(crop.shape, np.uint8)
                     for i, a in enumerate(angles):
                         resp = cv2.filter2D(crop, -1, self._shape_kernel(spec, a, False), borderType=cv2.BORDER_CONSTANT)
-                        better = resp > best
-                        np.copyto(best, resp, where=better)
-                        arg[better] = i
+                        # The first angle with the largest response wins. Angles come in
+                        # increasing index, so "arg = i where better" is a running max of
+                        # i over the pixels that improve: no masked writes (which cost
+                        # more than the filter here).
+                        better = cv2.compare(resp, best, cv2.CMP_GT)  # 255 where better
+                        cv2.max(resp, best, dst=best)
+                        np.maximum(arg, np.minimum(better, np.uint8(i)), out=arg)
                     rows, cols = _local_maxima(best, self.score_threshold, max(1, int(hy * 0.8)))
                     # All the blob's peaks' sub-pixel places at once (a call per peak cost
                     # more than the rest of the search).
@@ -1818,6 +1852,12 @@ class TableDetector:
         fits = [fits[k] for k in np.argsort(-ranks, kind="stable")]
         W_in, D_in = self.config.table.play_area_in
         kept: list[tuple[np.ndarray, float, Any]] = []
+        # The kept bases' centres and radii as arrays too: a candidate is compared
+        # (_overlap) only with those near enough to overlap it at all, and its outline
+        # polygon is made only then or when it is kept (most candidates of a packed
+        # Epic table are far from most kept stands; shapely costs ~0.3 ms a polygon).
+        kept_xy = np.zeros((len(fits), 2))
+        kept_r = np.zeros(len(fits))
         rows = []
         t = self.config.base_thickness_in
         for c in fits:
@@ -1835,21 +1875,60 @@ class TableDetector:
             r_in = c["base_mm"] / MM_PER_IN / 2
             row = {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"], "base_mm": c["base_mm"],
                    "score": c["score"]}
-            poly = None
             if code:
                 row.update(shape=code, size_mm=c["size_mm"], angle_deg=float(-np.degrees(c["theta"])) % 180.0)
-                poly = shape_polygon("oval" if code == 1 else "rect", c["size_mm"][0] / MM_PER_IN,
-                                     c["size_mm"][1] / MM_PER_IN, xy[0], xy[1], row["angle_deg"])
             # Bases cannot overlap: two closer than their radii allow (less measurement
             # error) are one base, the better-fitted one. Oval and rectangular bases are
             # compared by their outlines: stands in base contact touch, they do not overlap.
-            if any(_overlap(xy, r_in, poly, kxy, kr, kpoly) for kxy, kr, kpoly in kept):
+            # _overlap is False for any pair at least r + kr apart (a margin of 1e-6
+            # keeps this test from ever ruling out a pair _overlap would not).
+            n = len(kept)
+            d2 = ((kept_xy[:n] - xy) ** 2).sum(axis=1)
+            near = np.flatnonzero(d2 < ((kept_r[:n] + r_in) * (1 + 1e-6)) ** 2).tolist()
+            poly = None
+            if code and near:
+                poly = self._polygon(row, c, xy)
+            if any(_overlap(xy, r_in, poly, *kept[j]) for j in near):
                 continue
+            if code and poly is None:
+                poly = self._polygon(row, c, xy)
+            kept_xy[n], kept_r[n] = xy, r_in
             kept.append((xy, r_in, poly))
             rows.append(row)
         dets = Detections.from_rows(rows)
         self._add_sigma(dets, lift=t)
         return dets
+
+    @staticmethod
+    def _polygon(row: dict, c: dict, xy: np.ndarray) -> Any:
+        """An oval or rectangular fit's outline in world inches (_bases_from_candidates)."""
+        return shape_polygon("oval" if row["shape"] == 1 else "rect", c["size_mm"][0] / MM_PER_IN,
+                             c["size_mm"][1] / MM_PER_IN, xy[0], xy[1], row["angle_deg"])
+
+
+def _blob_boxes(ev: np.ndarray, level: float) -> np.ndarray:
+    """The stats rows (x, y, w, h, area) of the 8-connected blobs of ``ev`` > ``level``
+    grown by 2 pixels (a 5x5 dilation), background row left out: those of
+    cv2.connectedComponentsWithStats over the whole map, in its order. Rims are sparse:
+    the blobs are labelled only within their bounding box (the box's corner put on even
+    rows and columns, so that the labelling's 2x2 blocks, and with them the order in
+    which blobs are numbered, are the whole map's), with 16-bit labels (most of the
+    labelling's cost is writing them)."""
+    # (The level as numpy compares a float32 map with it: rounded to float32.)
+    above = cv2.compare(ev, float(np.float32(level)), cv2.CMP_GT)
+    x, y, w, h = cv2.boundingRect(above)
+    if w == 0 or h == 0:
+        return np.zeros((0, 5), np.int32)
+    H, W = ev.shape
+    x0, y0 = max(x - 2, 0) & ~1, max(y - 2, 0) & ~1
+    x1, y1 = min(x + w + 2, W), min(y + h + 2, H)
+    blobs = cv2.dilate(np.ascontiguousarray(above[y0:y1, x0:x1]), np.ones((5, 5), np.uint8))
+    # A blob holds a 5x5 square at least and touches no other: 16 bits always suffice.
+    ltype = cv2.CV_16U if blobs.size < 25 * 65000 else cv2.CV_32S
+    stats = cv2.connectedComponentsWithStats(blobs, ltype=ltype)[2][1:].copy()
+    stats[:, 0] += x0
+    stats[:, 1] += y0
+    return stats
 
 
 def _overlap(xy: np.ndarray, r: float, poly: Any, kxy: np.ndarray, kr: float, kpoly: Any) -> bool:
@@ -1888,6 +1967,36 @@ def _dictionary_codes(name: str) -> tuple[np.ndarray, np.ndarray]:
     return _CODES[name]
 
 
+@functools.lru_cache(maxsize=16)
+def _search_grids(h: int, w: int, S: float, diam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """_decode_search's sampling points in an ``h`` x ``w`` close-up: every turn, cell
+    size and shift of the 6x6 cell grid (36 cell centres) plus the 16 paper points just
+    outside its border, as float32 remap maps (one row per grid); and which of the 36
+    cells are border. They depend on the close-up's size alone, so they are made once,
+    not at every disc. (Read-only.)"""
+    k = np.arange(6) - 2.5
+    cu, cv_ = (a.ravel() for a in np.meshgrid(k, k))  # cell centres, in cells, row-major
+    border = (np.abs(cu) > 2) | (np.abs(cv_) > 2)
+    # Paper just outside the border, along the middle of each side (the corners
+    # would fall off the disc).
+    m = np.array([-1.5, -0.5, 0.5, 1.5])
+    ou = np.concatenate([m, m, np.full(4, -3.5), np.full(4, 3.5)])
+    ov = np.concatenate([np.full(4, -3.5), np.full(4, 3.5), m, m])
+    U = np.concatenate([cu, ou])
+    V = np.concatenate([cv_, ov])
+    ang = np.deg2rad(np.arange(0, 90, 3.0))
+    sides = np.arange(0.5, 0.81, 0.05) * diam * S / 6  # cell size in pixels
+    shifts = np.arange(-2, 2.01, 1.0)
+    A, C, DX, DY = np.meshgrid(ang, sides, shifts, shifts, indexing="ij")
+    A, C, DX, DY = (a.ravel()[:, None] for a in (A, C, DX, DY))
+    ca, sa = np.cos(A), np.sin(A)
+    X = ((w - 1) / 2 + DX + C * (U[None] * ca - V[None] * sa)).astype(np.float32)
+    Y = ((h - 1) / 2 + DY + C * (U[None] * sa + V[None] * ca)).astype(np.float32)
+    for a in (X, Y, border):
+        a.setflags(write=False)
+    return X, Y, border
+
+
 def _fit_rim_at(ev: np.ndarray, cx: float, cy: float, r_from: float, r_to: float, n_rays: int = 96,
                 thin_px: float | None = None):
     """Sample ``ev`` along ``n_rays`` rays from (cx, cy), radii r_from..r_to every half
@@ -1916,23 +2025,27 @@ def _ray_edges(prof: np.ndarray, rho: np.ndarray):
     the peak is real and the evidence stays low just beyond (a rim, not a blob's ragged
     edge). Returns (edge radius, usable, edge sample index, peak), each (N, n)."""
     m = prof.shape[2]
-    jpk = prof.argmax(axis=2)[..., None]
-    peak = np.take_along_axis(prof, jpk, axis=2)[..., 0]
+    # Values picked by flat index (one gather each, not take_along_axis: the same
+    # values, at a fraction of its bookkeeping; this runs for every group of a look).
+    flat = np.ascontiguousarray(prof).reshape(-1)
+    row = np.arange(0, flat.size, m).reshape(prof.shape[:2])
+    jpk = prof.argmax(axis=2)
+    peak = flat[row + jpk]
     half = 0.5 * peak
     below = prof < half[..., None]
-    below &= np.arange(m) > jpk
+    below &= np.arange(m) > jpk[..., None]
     j1 = below.argmax(axis=2)
-    has = np.take_along_axis(below, j1[..., None], axis=2)[..., 0] & (peak > 0.10)
+    has = below.reshape(-1)[row + j1] & (peak > 0.10)
     j1 = np.where(has, j1, 0)
     # The most evidence over the four samples from the edge out (none beyond the ray's end).
     tail_at = np.zeros_like(peak)
     for k in range(4):
-        at = np.minimum(j1 + k, m - 1)[..., None]
-        np.maximum(tail_at, np.where(j1 + k < m, np.take_along_axis(prof, at, axis=2)[..., 0], 0), out=tail_at)
+        at = np.minimum(j1 + k, m - 1)
+        np.maximum(tail_at, np.where(j1 + k < m, flat[row + at], 0), out=tail_at)
     use = has & (tail_at < 0.6 * peak) & (j1 > 0)
     j0 = np.maximum(j1 - 1, 0)
-    a = np.take_along_axis(prof, j0[..., None], axis=2)[..., 0]
-    b = np.take_along_axis(prof, j1[..., None], axis=2)[..., 0]
+    a = flat[row + j0]
+    b = flat[row + j1]
     frac = np.clip((a - half) / np.maximum(a - b, 1e-6), 0, 1)
     r_edge = rho[j0] + frac * (rho[1] - rho[0])
     return r_edge, use, j1, peak
@@ -1969,7 +2082,7 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         # A rim is thin: a little way inside its outer edge the colour stops (base top,
         # miniature); a miniature's own outline is colour all the way in.
         k_in = max(2, int(round(thin_px / float(rho[1] - rho[0]))))
-        inner = np.take_along_axis(prof[live], np.clip(j1[live] - k_in, 0, m - 1)[..., None], axis=2)[..., 0]
+        inner = prof.reshape(-1)[np.arange(0, N * n * m, m).reshape(N, n)[live] + np.clip(j1[live] - k_in, 0, m - 1)]
         weight = np.where(inner < 0.5 * peak[live], 1.0, 0.25)
     # (Giving solid edge points less say in where the circle lies, as in the score, fits
     # partly hidden rims better, eval floor RMS 0.0323 -> 0.0302 in, but lets a white die
