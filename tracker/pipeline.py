@@ -194,10 +194,8 @@ class Pipeline:
         changed is still to be looked at."""
         self.look = "full"
         tracks = self.tracker.tracks
-        if self.background and tracks and self._worker is None and self.look_delay_frames is None:
-            # Started after the first look, and warmed up on a thread of its own: starting
-            # it (a new interpreter, the detector sent over: ~0.7 s) would hold up a frame.
-            self._worker = LookWorker(self.detector)
+        if self.background and tracks and self.look_delay_frames is None:
+            self.start_worker()  # after the first look, which it then knows of
         warming = self._worker is not None and not self._worker.ready and self._pending is None
         if not self.background or warming or (not tracks and self._last_full < 0 and self._pending is None):
             # (Until the worker is ready, looks are made at once, as without one.)
@@ -217,6 +215,14 @@ class Pipeline:
             self._last_full_processed = self._processed  # paced from when it was asked for
         self.look = "follow"
         return self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
+
+    def start_worker(self) -> "LookWorker":
+        """The background looks' worker process, started if it is not running. It warms up
+        on a thread of its own (starting it, a new interpreter with the detector sent over,
+        takes ~0.7 s and would hold up a frame); until it is ready looks are made at once."""
+        if self._worker is None:
+            self._worker = LookWorker(self.detector)
+        return self._worker
 
     def _join_look(self, dets: "Detections", frame: np.ndarray, index: int) -> "Detections":
         """A background look that has ended joins this frame: its bases that this frame's
@@ -449,6 +455,10 @@ class LookWorker:
     @property
     def ready(self) -> bool:
         return self._ready.is_set()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Block until the worker can take looks (or ``timeout`` s pass); whether it can."""
+        return self._ready.wait(timeout)
 
     def submit(self, frame: np.ndarray, tokens: bool):
         return self._pool.submit(_worker_look, frame, tokens)
