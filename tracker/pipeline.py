@@ -258,7 +258,8 @@ class Pipeline:
         self.tracker.note_sizes(full[(full.kind == KIND_BASE) & ~new])
         # The look is a few frames old: a base that has moved since is re-found in this
         # frame from where the look saw it (a fighter glides up to ~0.7 in a frame); one
-        # not re-found is left to the next look, never reported where it was.
+        # not re-found is taken where the look saw it only if nothing changed there since
+        # (_still_there), else left to the next look.
         found = self._refind(full[new], frame, index - at) if new.any() else None
         if found is not None and len(found) < int(new.sum()):
             found = Detections.merge([found, self._still_there(full[new], found, then_small, frame)])
@@ -473,7 +474,6 @@ _WORKER_DETECTOR = None  # the worker process's detector (LookWorker)
 def _worker_start(detector_pickled: bytes) -> None:
     global _WORKER_DETECTOR
     import os
-    import threading
 
     import cv2
 
