@@ -250,7 +250,7 @@ def test_full_looks_on_the_worker_thread_join_the_frames_followed_meanwhile(cali
     got = [(f.x, f.y) for f in state.fighters if not f.occluded]
     pairs = match([(f["x"], f["y"]) for f in tf], got)
     assert len(pairs) == len(tf) and len(got) == len(tf), (len(pairs), len(tf), len(got))
-    # (One red fighter hides nearly all its rim: every look places it 0.1-0.33 in off.)
+    # (One red fighter hides nearly all its rim: looks have placed it 0.1-0.33 in off.)
     errs = sorted(d for *_, d in pairs)
     assert errs[-2] <= 0.1 and errs[-1] <= 0.35, errs
     # A look made with the old pose is dropped when the camera is re-posed.

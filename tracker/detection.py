@@ -410,6 +410,14 @@ def _disc(radius: int) -> tuple[np.ndarray, np.ndarray, int]:
     return _DISCS[radius]
 
 
+def _nearest_peak_key(cols: np.ndarray, rows: np.ndarray, value: np.ndarray, at: np.ndarray,
+                      size_px: float) -> np.ndarray:
+    """Which correlation peak a follow takes (the smallest key): the one nearest where
+    the base should be (``at``, col and row), unless another is much stronger; ``size_px``
+    the base's radius (or half depth), which scales the say of strength."""
+    return np.hypot(cols - at[0], rows - at[1]) - 2 * size_px * value
+
+
 def _local_maxima(resp: np.ndarray, threshold: float, radius: int) -> tuple[np.ndarray, np.ndarray]:
     """Pixels above ``threshold`` and not below any pixel within the elliptic disc of
     ``radius`` round them (cv2.dilate with that disc), in row-major order. A dilation
@@ -554,7 +562,7 @@ class TableDetector:
         self._mini_seen: list[np.ndarray] = []  # small white-rimmed bases seen not to be paper (_paper_rim)
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
         self._edge_bias_seen: dict[int, Any] = {}  # each side's, from its whole rims (_edge_bias)
-        self.inner_rim_share = 0.7  # see _rank
+        self.inner_rim_share = 0.7  # see _ranks
         self.radius_prior_weight = 16.0  # a size's expected radius counts as this many edge points
         self._background_bgr = background
         self._tag_pos: dict[int, np.ndarray] = {}  # where each token tag was last read
@@ -777,7 +785,7 @@ class TableDetector:
             # The ring's peak nearest where the fighter should be, unless another is much
             # stronger: a neighbour of its side in the window may ring more strongly (its
             # rim less hidden), and its peak is rejected below as a jump, losing this one.
-            k = int(np.argmin(np.hypot(pcs - (c[0] - c0), prs - (c[1] - r0)) - 2 * r * resp[rows, cols]))
+            k = int(np.argmin(_nearest_peak_key(pcs, prs, resp[rows, cols], c - np.array([c0, r0]), r)))
             to_fit.setdefault((0.6 * r, r + 0.35 * S), []).append((i, ev, (c0, r0), float(pcs[k]), float(prs[k])))
         for (r_from, r_to), group in to_fit.items():
             ang = np.linspace(0, 2 * np.pi, 96, endpoint=False)
@@ -1486,12 +1494,13 @@ class TableDetector:
         for side, _, _, _, _, _, fits in rays:
             r_true = np.array(side_sizes[side]) / MM_PER_IN / 2 * S
             bias = self._edge_bias(side)
+            ref = self.edge_bias_px if bias is None else bias
             for fit in fits:
                 if fit is None or fit[3] < 0.6 or fit[5] is None or fit[5] < 0.5:
                     continue
                 off = fit[2] - r_true
-                k = int(np.argmin(np.abs(off - (self.edge_bias_px if bias is None else bias))))
-                if abs(off[k] - (self.edge_bias_px if bias is None else bias)) < 1.5:
+                k = int(np.argmin(np.abs(off - ref)))
+                if abs(off[k] - ref) < 1.5:
                     self._edge_bias_seen.setdefault(side, deque(maxlen=64)).append(float(off[k]))
             if bias is None and self._edge_bias(side) is not None:
                 new.add(side)
@@ -1699,7 +1708,7 @@ class TableDetector:
             keys, pcs, prs, angs = [], [], [], []
             for j, a in enumerate(angles):
                 pc, pr, val = peaks[(rad, j0 + j)]
-                keys.append(np.hypot(pc - c[0], pr - c[1]) - 2 * val * hy)
+                keys.append(_nearest_peak_key(pc, pr, val, c, hy))
                 pcs.append(pc)
                 prs.append(pr)
                 angs.append(np.full(len(pc), a))

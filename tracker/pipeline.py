@@ -287,8 +287,7 @@ class Pipeline:
         lost = bases[clear_of(bases, found.xyz[:, :2], found.base_mm / MM_PER_IN / 2)] if len(found) else bases
         if not len(lost):
             return lost
-        r = np.where(lost.shape > 0, np.hypot(lost.size_mm[:, 0], lost.size_mm[:, 1]), lost.base_mm) / MM_PER_IN / 2 \
-            if len(lost.shape) else lost.base_mm / MM_PER_IN / 2
+        r = np.where(lost.shape > 0, np.hypot(lost.size_mm[:, 0], lost.size_mm[:, 1]), lost.base_mm) / MM_PER_IN / 2
         boxes = cylinder_boxes(self.camera, lost.xyz, r + 0.3, self.config.base_thickness_in + 2.5)
         keep = np.array(unchanged_in(self._probe_gate, then_small, frame, boxes), bool)
         return lost[keep]
