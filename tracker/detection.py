@@ -548,6 +548,7 @@ class TableDetector:
         self._last_tokens = Detections()
         self.learn_rim_colours = False  # on: more rims found where light dulls them, more false ones too
         self.min_coverage = 0.18  # share of the rim's circle seen as a clean edge
+        self.min_arc_mm = 0.18 * np.pi * 40.0  # ... and for bases over 40 mm, this length of it
         # Partly hidden rims: centres voted for by the rim's edge (_arc_candidates).
         self.arc_candidates = True
         self.arc_threshold = 0.02
@@ -1436,7 +1437,7 @@ class TableDetector:
             if side not in expected:
                 expected[side] = self._expected_edges(side)
             fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expected[side],
-                             expect_weight=self.radius_prior_weight, expect_min_score=self.min_coverage)
+                             expect_weight=self.radius_prior_weight, expect_min_score=self._min_score(mm))
             rays.append((side, group, prof, rho, cx, cy, fits))
         fitted = self._learn_edge_bias(rays, cos, sin)
         # Strongest candidates first: a rim fitted well claims its place, and the weaker
@@ -1456,7 +1457,7 @@ class TableDetector:
             tol = float(np.clip(0.5 * gaps.min(), 1.0, 2.5)) if len(gaps) else 2.0
             if abs(r_sizes[k] - rad) > tol:
                 continue
-            if score >= self.min_coverage and not self._base_body(c.view, fx, fy, rad, thin,
+            if score >= self._min_score(sizes[k]) and not self._base_body(c.view, fx, fy, rad, thin,
                                                                   ev_by_view_side[(c.view, c.side)]):
                 continue
             out.append({"row": fy, "col": fx, "side": c.side, "base_mm": sizes[k], "view": c.view,
@@ -1464,6 +1465,12 @@ class TableDetector:
             if score >= 0.5:
                 explained.append((c.view, fx, fy, rad))
         return out
+
+    def _min_score(self, base_mm: float) -> float:
+        """The least share of a round rim's circle that must be seen as a clean edge for
+        a base of this size: ``min_coverage``, or for bases over 40 mm the share that is
+        ``min_arc_mm`` of their rim."""
+        return min(self.min_coverage, self.min_arc_mm / (np.pi * base_mm))
 
     def _edge_bias(self, side: int) -> float | None:
         """How far outside the true rim this side's half-evidence edge lies (view px),
@@ -1508,7 +1515,8 @@ class TableDetector:
         for side, group, prof, rho, cx, cy, fits in rays:
             if side in new and self.radius_prior_weight > 0:
                 fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=self._expected_edges(side),
-                                 expect_weight=self.radius_prior_weight, expect_min_score=self.min_coverage)
+                                 expect_weight=self.radius_prior_weight,
+                                 expect_min_score=self._min_score(group[0].base_mm))
             fitted += [(c, fit) for c, fit in zip(group, fits) if fit is not None]
         return fitted
 
@@ -1871,7 +1879,7 @@ class TableDetector:
         t = self.config.base_thickness_in
         for c in fits:
             code = c.get("shape", 0)
-            if c["score"] < self.min_coverage:
+            if c["score"] < (self.min_coverage if code else self._min_score(c["base_mm"])):
                 continue
             if c["view"] < 0:
                 view, z = self.floor, 0.0
