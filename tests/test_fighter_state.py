@@ -4,6 +4,7 @@ rules core says are legal), the battle-round reset; properties with hypothesis."
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -135,6 +136,15 @@ def test_in_play_carries_treasure_from_states_and_offer_without_fighter():
     assert in_play(world, s).fighter("f2").carrying == "t9"
     off = drop_offer(world.with_fighters(world.fighters[1:]), "f1", "t9")
     assert off.verdict == "no" and off.details["points"] == []
+    # lifted off before the click: the treasure drops round where the fighter was last seen
+    gone = world.fighter("f1")
+    seen = drop_offer(world.with_fighters(world.fighters[1:]), "f1", "t9", last_seen=gone)
+    assert seen.verdict == YES and seen.details["last_seen"] and "last seen" in seen.outcome
+    assert seen.details["points"] and all(
+        np.hypot(p[0] - gone.x, p[1] - gone.y) <= 1.0 + gone.base.radius_in + 1e-6 for p in seen.details["points"])
+    # another fighter's last place is not this one's
+    assert drop_offer(world.with_fighters(world.fighters[1:]), "f1", "t9",
+                      last_seen=world.fighter("f2")).verdict == "no"
 
 
 # -- properties ------------------------------------------------------------------------

@@ -401,29 +401,43 @@ def in_play(world, states: FighterStates):
     return world.with_fighters(tuple(fs))
 
 
-def drop_offer(world, fighter_id: str, treasure_id: str):
+def drop_offer(world, fighter_id: str, treasure_id: str, last_seen=None):
     """The treasure a taken-down fighter drops: a :class:`~tracker.rules.ruling.Ruling`
     (``question="drop"``) whose ``details["points"]`` are the legal drop points the rules
-    core suggests (nearest first, each passing its drop validator). The fighter must be
-    in ``world`` (where it was taken down); otherwise the ruling says it cannot be placed.
+    core suggests (nearest first, each passing its drop validator). The fighter should be
+    in ``world`` (where it was taken down); a fighter already lifted off the table is put
+    back where it was ``last_seen`` (a Fighter, when the caller knows it); with neither,
+    the ruling says it cannot be placed.
+
+    >>> from tracker.world import Base, Fighter, WorldState
+    >>> f = Fighter("a", 5, 5, 0, 0, Base("round", 1.0, 1.0), carrying="t1")
+    >>> drop_offer(WorldState(), "a", "t1").outcome
+    'a is not on the table now: place t1 by hand within 1" of where it was taken down'
+    >>> drop_offer(WorldState(), "a", "t1", last_seen=f).details["last_seen"]
+    True
     """
     from tracker.rules import quotes
     from tracker.rules.ruling import NO, YES, Ruling
     from tracker.rules.treasure import drop_points
 
     subject = f"{fighter_id} drops {treasure_id}"
+    seen_last = False
     try:
         f = world.fighter(fighter_id)
     except KeyError:
-        return Ruling("drop", subject, quotes.DROP_WHEN_TAKEN_DOWN, NO, also=(quotes.DROP,),
-                      outcome=f"{fighter_id} is not on the table now: place {treasure_id} by hand within 1\" "
-                              f"of where it was taken down",
-                      details={"fighter": fighter_id, "treasure": treasure_id, "points": []})
+        if last_seen is None or last_seen.id != fighter_id:
+            return Ruling("drop", subject, quotes.DROP_WHEN_TAKEN_DOWN, NO, also=(quotes.DROP,),
+                          outcome=f"{fighter_id} is not on the table now: place {treasure_id} by hand within 1\" "
+                                  f"of where it was taken down",
+                          details={"fighter": fighter_id, "treasure": treasure_id, "points": []})
+        f, seen_last = last_seen, True
+        world = world.with_fighters(tuple(world.fighters) + (f,))
     w = world.with_fighters(tuple(replace(x, carrying=treasure_id) if x.id == fighter_id else x
                                   for x in world.fighters))
     points = drop_points(w, fighter_id)
+    where = f"where {fighter_id} was last seen" if seen_last else fighter_id
     return Ruling("drop", subject, quotes.DROP_WHEN_TAKEN_DOWN, YES if points else NO, also=(quotes.DROP,),
-                  outcome=(f"place {treasure_id} at one of {len(points)} legal points within 1\" of {fighter_id}"
-                           if points else f"no legal drop point found around {fighter_id}: the judge places it"),
+                  outcome=(f"place {treasure_id} at one of {len(points)} legal points within 1\" of {where}"
+                           if points else f"no legal drop point found around {where}: the judge places it"),
                   details={"fighter": fighter_id, "treasure": treasure_id, "at": [f.x, f.y, f.z],
-                           "points": [list(p) for p in points]})
+                           "last_seen": seen_last, "points": [list(p) for p in points]})

@@ -292,7 +292,9 @@ def apply(action: str, fid: str | None, allowed: set[str], op):
         drop = None
         for e in events:
             if e.kind == "treasure-dropped" and new[e.fighter].taken_down and world is not None:
-                drop = drop_offer(world, e.fighter, e.details["treasure"]).to_dict()
+                player = get_player(current_app)
+                seen = player.last_seen(e.fighter) if hasattr(player, "last_seen") else None
+                drop = drop_offer(world, e.fighter, e.details["treasure"], last_seen=seen).to_dict()
             elif e.kind == "treasure-dropped" and new[e.fighter].taken_down:
                 drop = {"question": "drop", "subject": f"{e.fighter} drops {e.details['treasure']}",
                         "verdict": "no", "outcome": "no live view: place the treasure by hand",

@@ -97,6 +97,9 @@ class LivePlayer:
         self._video: VideoFrame | None = None
         self._control: dict[str, int | None] = {}
         self._adjust = None  # webui.adjust.Adjustments: roster and judge corrections
+        # Each fighter as the tracker last had it on the table: a fighter taken down is
+        # often lifted off before anyone clicks, and its treasure drops where it stood.
+        self._last_seen: dict[str, Any] = {}
         self._calls: deque = deque()  # work to run on the processing thread between frames
         self._done_times: deque[float] = deque(maxlen=30)
         self._streams: dict[frozenset, int] = {}  # layer set -> MJPEG viewers streaming it
@@ -232,6 +235,8 @@ class LivePlayer:
             self._lap = lap
             old, new = self.pipeline, self.pipeline.fresh()
             old.close()
+            with self._lock:
+                self._last_seen = {}  # the new lap's tracks are new fighters
             if tuple(old.detector.terrain) != tuple(new.detector.terrain):
                 new.set_terrain(old.detector.terrain)  # terrain a judge has typed
             self.pipeline = new
@@ -257,6 +262,8 @@ class LivePlayer:
                                                       interpolation=cv2.INTER_AREA)
         now = time.monotonic()
         with self._cond:
+            for f in result.state.fighters:
+                self._last_seen[f.id] = f
             seq = (self._latest.seq if self._latest else 0) + 1
             self._latest = latest = Latest(seq, result, small, scale, now, entered_at=entered_at,
                                            ready_at=time.time(), started_at=started, video_seq=video_seq)
@@ -453,6 +460,19 @@ class LivePlayer:
         if got is None:
             got = latest.cache[key] = adjust.apply(latest.result.state)
         return got
+
+    def last_seen(self, fighter_id: str):
+        """The fighter ``fighter_id`` (as the judges name it) where the tracker last had it
+        on the table this lap, or None."""
+        with self._lock:
+            latest, seen = self._latest, tuple(self._last_seen.values())
+        if latest is None or not seen:
+            return None
+        world = latest.result.state.with_fighters(seen)
+        adjust = self.adjustments
+        if adjust is not None and not adjust.empty:
+            world = adjust.apply(world)
+        return next((f for f in world.fighters if f.id == fighter_id), None)
 
     def _version(self) -> int:
         adjust = self.adjustments
