@@ -59,3 +59,49 @@ def test_terrain_poses_from_tags(scene):
     assert len(seen) >= len(t["terrain"]) - 1
     for tt in seen:
         assert np.abs(got[tt["tag_id"]] - np.asarray(tt["footprint"])).max() < 0.06
+
+
+def test_light_dimmed_after_set_up_is_put_back(scene):
+    """A lamp turned down by a quarter after the empty table was taken: the frame's light
+    is measured against the empty table and put back (TableDetector.relight), so the
+    same bases are found at the same places; left as it is, the rims' colours are off."""
+    folder, pipe, t = scene
+    img = cv2.imread(str(folder / "frames" / "000000.jpg"))
+    dim = np.clip(img.astype(np.float32) * 0.75, 0, 255).astype(np.uint8)
+    visible = [(f["x"], f["y"]) for f in t["frames"][0]["fighters"] if not f["occluded"]]
+
+    def found(image, relight=True):
+        det = pipe.fresh().detector
+        if not relight:
+            det.relight_within = np.inf
+        d = det.detect(image)
+        b = d[d.kind == KIND_BASE]
+        tokens = match([(k["x"], k["y"]) for k in t["frames"][0]["tokens"]], d[d.kind != KIND_BASE].xyz)
+        return det, b, match(visible, b.xyz), len(tokens)
+
+    _, b0, p0, k0 = found(img)
+    det, b1, p1, k1 = found(dim)
+    assert np.allclose(det.light_gain, 0.75, atol=0.03)
+    assert len(p1) >= len(p0) and len(b1) == len(b0) and k1 == k0
+    at = {i: j for i, j, _ in p0}
+    moved = [np.linalg.norm(b1.xyz[j, :2] - b0.xyz[at[i], :2]) for i, j, _ in p1 if i in at]
+    assert max(moved) <= 0.03
+    if folder.name == "warcry-1":  # (warcry-3's first frame happens to lose nothing un-relit)
+        _, _, p_off, k_off = found(dim, relight=False)
+        assert len(p_off) + k_off < len(p0) + k0  # what relight is for: bases or tokens lost
+
+
+def test_crescent_of_rim_beside_an_overhanging_miniature():
+    """warcry-3's red 25 mm fighter 4: its left half rim is seen, its right half is under a
+    flesh-coloured miniature whose edge is faint red evidence. Fitted from all its edge
+    points the circle took in the miniature (read as 32 mm, 0.12-0.15 in off); started
+    from the edge points near its ring's own circle too, it is placed where it stands."""
+    folder = eval_set("warcry-3")
+    pipe, t = Pipeline.from_footage(folder), truth(folder)
+    for fr in t["frames"][:3]:
+        d = pipe.detector.detect(cv2.imread(str(folder / "frames" / f"{fr['frame']:06d}.jpg")))
+        b = d[d.kind == KIND_BASE]
+        f4 = next(f for f in fr["fighters"] if f["id"] == 4)
+        j = int(np.argmin(np.linalg.norm(b.xyz[:, :2] - (f4["x"], f4["y"]), axis=1)))
+        assert np.linalg.norm(b.xyz[j, :2] - (f4["x"], f4["y"])) <= 0.05, fr["frame"]
+        assert b.base_mm[j] == 25.0 and b.side[j] == f4["team"]
