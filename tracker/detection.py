@@ -548,11 +548,12 @@ class TableDetector:
         self._last_tokens = Detections()
         self.learn_rim_colours = False  # on: more rims found where light dulls them, more false ones too
         self.light_gain = np.ones(3, np.float32)  # the frame's light / the empty table's, per channel (relight)
-        # Within 6 % of the set-up's light a frame is used as it is: the detector takes
-        # that in its stride (our own clip's video frames sit 5 % bluer than its table.jpg,
-        # and re-lit they lost 0.003 in of RMS), and a dimming of 10 % does not (recall
-        # 98.6 %, floor RMS 0.055 in on the eval sets un-relit).
-        self.relight_within = 0.06
+        # Within 8 % of the set-up's light a frame is used as it is: the detector takes
+        # that in its stride (our own clips' video frames sit 5-7 % bluer than their
+        # table.jpg, a codec's shift; re-lit, the Warcry clip lost 0.003 in of RMS), and a
+        # dimming of 10 % does not (recall 98.6 %, floor RMS 0.055 in on the eval sets
+        # un-relit; re-lit 99.4 %, 0.043 in).
+        self.relight_within = 0.08
         self.min_coverage = 0.18  # share of the rim's circle seen as a clean edge
         self.min_arc_mm = 0.18 * np.pi * 40.0  # ... and for bases over 40 mm, this length of it
         # Partly hidden rims: centres voted for by the rim's edge (_arc_candidates).
