@@ -552,7 +552,7 @@ class TableDetector:
         # that in its stride (our own clips' video frames sit 5-7 % bluer than their
         # table.jpg, a codec's shift; re-lit, the Warcry clip lost 0.003 in of RMS), and a
         # dimming of 10 % does not (recall 98.6 %, floor RMS 0.055 in on the eval sets
-        # un-relit; re-lit 99.4 %, 0.043 in).
+        # un-relit; re-lit 99.4 %, 0.035 in).
         self.relight_within = 0.08
         self.min_coverage = 0.18  # share of the rim's circle seen as a clean edge
         self.min_arc_mm = 0.18 * np.pi * 40.0  # ... and for bases over 40 mm, this length of it
@@ -1492,10 +1492,7 @@ class TableDetector:
                 continue
             fx, fy, rad, score, resid, thin = fit
             sizes = side_sizes[c.side]
-            # The side's own edge bias once learnt: noise and blur move the half-evidence
-            # edge out by up to 3 px, enough to take a 32 mm rim for a 40 mm one.
-            bias = self._edge_bias(c.side)
-            r_sizes = np.array(sizes) / MM_PER_IN / 2 * S + (self.edge_bias_px if bias is None else bias)
+            r_sizes = np.array(sizes) / MM_PER_IN / 2 * S + self.edge_bias_px
             k = int(np.argmin(np.abs(r_sizes - rad)))
             # Half-way to this side's next size either way: the edge's exact offset from
             # the true radius varies with contrast and blur, the sizes' spacing does not.
