@@ -80,7 +80,7 @@ def perturbed_copy(folder: Path, dest: Path, fn) -> Path:
 
 KEYS = [("recall", "recall_visible", "%"), ("precision", "precision", "%"), ("sides", "team_accuracy", "%"),
         ("RMS floor", "rms_floor_in", "f"), ("RMS platf.", "rms_elevated_in", "f"), ("p95", "p95_in", "f"),
-        ("tokens", "token_recall", "%")]
+        ("tokens", "token_recall", "%"), ("tok. prec.", "token_precision", "%")]
 
 
 def _fmt(v, kind: str) -> str:

@@ -105,3 +105,26 @@ def test_crescent_of_rim_beside_an_overhanging_miniature():
         j = int(np.argmin(np.linalg.norm(b.xyz[:, :2] - (f4["x"], f4["y"]), axis=1)))
         assert np.linalg.norm(b.xyz[j, :2] - (f4["x"], f4["y"])) <= 0.05, fr["frame"]
         assert b.base_mm[j] == 25.0 and b.side[j] == f4["team"]
+
+
+def test_tagged_objective_whose_tag_blur_hides_is_still_an_objective():
+    """A soft focus (Gaussian 1.2 px on top of the set's own blur) leaves warcry-2's
+    tagged objectives 47 and 52 a tag face that no longer decodes: still the game's
+    objectives, reported with their tag unknown (-1), never a base, and never more
+    objectives than the game has."""
+    from tracker.detection import KIND_OBJECTIVE
+
+    folder = eval_set("warcry-2")
+    pipe, t = Pipeline.from_footage(folder), truth(folder)
+    img = cv2.GaussianBlur(cv2.imread(str(folder / "frames" / "000000.jpg")), (0, 0), 1.2)
+    d = pipe.fresh().detector.detect(img)
+    objectives = d[d.kind == KIND_OBJECTIVE]
+    want = [k for k in t["frames"][0]["tokens"] if k["kind"] == "objective"]
+    pairs = match([(k["x"], k["y"]) for k in want], objectives.xyz)
+    assert len(pairs) == len(want) == len(pipe.config.tokens["objective"].tag_ids)
+    assert len(objectives) == len(want)
+    tags = {want[i]["tag_id"]: int(objectives.tag_id[j]) for i, j, _ in pairs}
+    assert -1 in tags.values() and all(got in (-1, tag) for tag, got in tags.items())
+    assert all(dist < 0.1 for *_, dist in pairs)
+    b = d[d.kind == KIND_BASE]
+    assert not match([(k["x"], k["y"]) for k in want], b.xyz, gate=0.3)
