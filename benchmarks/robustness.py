@@ -58,6 +58,7 @@ PERTURBATIONS = {
     "warm": ("a warmer lamp (blue -12 %, red +12 %)", lambda img, i: _warm(img)),
     "noise": ("sensor noise, sigma 6 levels", lambda img, i: _noise(img, i)),
     "blur": ("soft focus, Gaussian sigma 1.2 px", lambda img, i: cv2.GaussianBlur(img, (0, 0), 1.2)),
+    "jpeg70": ("JPEG quality 70", lambda img, i: _jpeg(img, 70)),
     "jpeg": ("JPEG quality 45", lambda img, i: _jpeg(img)),
 }
 
