@@ -77,7 +77,10 @@ def test_rerun_table_calibration_from_the_current_frame(client, app):
     assert body["camera_moved_in"] is not None and body["camera_moved_in"] < 0.5  # the camera did not move
     cam = player.pipeline.camera
     assert cam is not before and player.pipeline.detector.camera is cam and player.annotator.camera is cam
-    assert player.pipeline.pose_tracker.pose is cam.pose
+    # the pose tracker starts from the new pose (the player goes on meanwhile, and may
+    # have refined it from a frame since: the same pose to a hair, not the same object)
+    pose = player.pipeline.pose_tracker.pose
+    assert np.allclose(pose.rvec, cam.pose.rvec, atol=2e-3) and np.allclose(pose.tvec, cam.pose.tvec, atol=0.02)
     # the pipeline keeps tracking with it
     latest = player.wait_next(player.latest().seq, timeout=20)
     assert latest is not None and latest.result.state.fighters
