@@ -4,7 +4,7 @@ fighters, hidden fighters are held, moves and removals are events."""
 import numpy as np
 
 from tracker.config import GameConfig
-from tracker.detection import KIND_BASE, Detections
+from tracker.detection import KIND_BASE, KIND_OBJECTIVE, Detections
 from tracker.tracking import FighterTracker
 
 CFG = GameConfig.from_dict({"kind": "warcry", "sides": [
@@ -116,3 +116,29 @@ def test_a_hidden_fighter_never_takes_the_base_found_on_one_in_sight():
     s = tr.update(dets((2.3, 2.25, 0), (1.7, 1.8, 0), hands=True), 40, 40 / 15)
     f = fighters(s)
     assert f["f1"] == (5.0, 18.0, 0, True), f
+
+
+def test_token_whose_tag_is_not_read_for_a_look_keeps_its_id_and_tag():
+    """An objective read as tag 47, then seen with its tag unreadable (blur, a shadow):
+    the same token, tag 47, not a new one placed (nor the first removed); an unread disc
+    where no token was is a new token."""
+    cfg = GameConfig.from_dict({"kind": "warcry", "sides": [
+        {"index": 0, "colour": "red", "rim_bgr": [40, 38, 200], "bases_mm": [32]},
+        {"index": 1, "colour": "blue", "rim_bgr": [190, 95, 25], "bases_mm": [32]}],
+        "tokens": {"objective": {"tag_ids": [47, 52]}}})
+
+    def tokens(*rows):
+        return Detections.from_rows([{"xyz": (x, y, 0.0), "kind": KIND_OBJECTIVE, "tag_id": tag, "score": 1.0}
+                                     for x, y, tag in rows])
+
+    tr = FighterTracker(cfg, fps=15)
+    s = tr.update(tokens((10, 10, 47)), 0, 0.0)
+    assert [(t.id, t.tag_id) for t in s.tokens] == [("objective-47", 47)]
+    for k in range(1, 40):  # over 2 s with the tag unread: longer than any grace
+        s = tr.update(tokens((10.05, 10, -1)), k, k / 15)
+    assert [(t.id, t.tag_id) for t in s.tokens] == [("objective-47", 47)]
+    s = tr.update(tokens((10, 10, 47), (20, 5, -1)), 40, 40 / 15)
+    assert sorted((t.id, t.tag_id) for t in s.tokens) == [("objective-47", 47), ("objective-u1", None)]
+    placed = [e.subject for e in tr.events if e.kind == "token placed"]
+    assert placed == ["objective-47", "objective-u1"]
+    assert not [e for e in tr.events if e.kind.startswith("token") and e.kind != "token placed"]

@@ -306,7 +306,9 @@ class FighterTracker:
         toks = dets[(dets.kind == KIND_OBJECTIVE) | (dets.kind == KIND_TREASURE)]
         seen: dict[str, Token] = {}
         prev = dict(self._tokens)
-        for k in range(len(toks)):
+        # Tags read first: a token whose tag was not read this look (blur, a shadow) then
+        # keeps the id and tag it had where it lies, and is not a new token placed.
+        for k in np.argsort(toks.tag_id < 0, kind="stable"):
             kind = KIND_NAMES[int(toks.kind[k])]
             x, y, z = map(float, toks.xyz[k])
             tag = int(toks.tag_id[k])
@@ -314,9 +316,11 @@ class FighterTracker:
                 tid = f"{kind}-{tag}"
             else:
                 near = [(np.hypot(p.x - x, p.y - y), pid) for pid, p in prev.items()
-                        if p.kind == kind and p.tag_id is None and pid not in seen]
+                        if p.kind == kind and pid not in seen]
                 near.sort()
                 tid = near[0][1] if near and near[0][0] < 1.0 else self._new_token_id(kind, prev, seen)
+                if tid in prev and prev[tid].tag_id is not None:
+                    tag = prev[tid].tag_id
             seen[tid] = Token(id=tid, kind=kind, x=x, y=y, z=z, tag_id=tag if tag >= 0 else None,
                               diameter_in=self.config.tokens[kind].diameter_in, sigma_in=float(toks.sigma_in[k]))
             if tid not in prev:
