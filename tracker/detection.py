@@ -1499,8 +1499,7 @@ class TableDetector:
                              borderMode=cv2.BORDER_CONSTANT, borderValue=0).reshape(len(group), n_rays, len(rho))
             if side not in expected:
                 expected[side] = self._expected_edges(side)
-            bias = self._edge_bias(side)
-            start = np.full(len(group), r0 + (self.edge_bias_px if bias is None else bias))
+            start = np.full(len(group), self._edge_radius(side, mm))
             fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expected[side],
                              expect_weight=self.radius_prior_weight, expect_min_score=self._min_score(mm),
                              start_r=start)
@@ -1544,6 +1543,12 @@ class TableDetector:
         seen = self._edge_bias_seen.get(side)
         return float(np.median(seen)) if seen is not None and len(seen) >= 3 else None
 
+    def _edge_radius(self, side: int, base_mm: float) -> float:
+        """Where a rim of this side and size shows its half-evidence edge (view px): its
+        radius plus the side's edge bias (``edge_bias_px`` until learnt)."""
+        bias = self._edge_bias(side)
+        return base_mm / MM_PER_IN / 2 * self.px_per_in + (self.edge_bias_px if bias is None else bias)
+
     def _expected_edges(self, side: int) -> np.ndarray | None:
         """Where this side's rims' half-evidence edges lie, one radius per size (view px);
         None until the side's edge bias is learnt."""
@@ -1581,7 +1586,7 @@ class TableDetector:
         for side, group, prof, rho, cx, cy, fits in rays:
             if side in new and self.radius_prior_weight > 0:
                 mm = group[0].base_mm
-                start = np.full(len(group), mm / MM_PER_IN / 2 * S + self._edge_bias(side))
+                start = np.full(len(group), self._edge_radius(side, mm))
                 fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=self._expected_edges(side),
                                  expect_weight=self.radius_prior_weight, expect_min_score=self._min_score(mm),
                                  start_r=start)
