@@ -59,6 +59,11 @@ class PoseTracker:
         self.history: list[tuple[int, str]] = []
 
     @property
+    def confirming(self) -> bool:
+        """A new pose is waiting for its confirming frames (the markers moved)."""
+        return bool(self._candidate)
+
+    @property
     def camera(self) -> CameraModel | None:
         return None if self.pose is None else CameraModel(self.intrinsics, self.pose)
 
