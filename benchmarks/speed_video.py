@@ -49,7 +49,7 @@ from tracker.sources import open_source  # noqa: E402
 
 CACHE = Path.home() / ".cache" / "tabletracker"
 CLIPS = [CACHE / "bench-1080p", CACHE / "bench-1080p-paced", REPO / "sample_footage" / "epic-demo"]
-KINDS = ("still", "pose", "follow", "full")
+KINDS = ("still", "pose", "follow", "region", "full")
 
 
 def render_paced(out: Path, seed: int = 13, seconds: float = 8.0, pause_s: float = 2.5, fps: float = 15.0,

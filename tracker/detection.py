@@ -18,6 +18,7 @@ filtered with boolean masks: ``dets[dets.side == 0]``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import time
 from collections import deque
@@ -173,6 +174,16 @@ class PlaneView:
     def shape(self) -> tuple[int, int]:
         return self.valid.shape
 
+    def crop(self, window: tuple[slice, slice]) -> "PlaneView":
+        """The part ``window`` (rows, cols; steps of 1) of this view, as a view of its own:
+        the same pixels (its maps are slices of these), its world rectangle shrunk to them."""
+        rows, cols = window
+        r0, r1, _ = rows.indices(self.shape[0])
+        c0, c1, _ = cols.indices(self.shape[1])
+        S = self.px_per_in
+        return PlaneView(self.z_in, self.x0 + c0 / S, self.y1 - r1 / S, self.x0 + c1 / S, self.y1 - r0 / S, S,
+                         self.map1[r0:r1, c0:c1], self.map2[r0:r1, c0:c1], self.valid[r0:r1, c0:c1])
+
 
 def _plane_map(camera: Any, z_in: float, x0: float, y1: float, px_per_in: float, w: int,
                h: int) -> tuple[np.ndarray, np.ndarray]:
@@ -260,6 +271,13 @@ class RimColours:
         n = len(self.rims)
         self._gates = np.ascontiguousarray(np.stack(self.gate_ab, axis=1) if n else np.zeros((65536, 0), np.float32))
         self._gate_records = self._gates.view(np.dtype((np.void, 4 * n))).reshape(-1) if n else None
+
+    def crop(self, window: tuple[slice, slice]) -> "RimColours":
+        """The same colours over the part ``window`` of the view (slices, no copies)."""
+        out = copy.copy(self)
+        out.bg = [b[window] for b in self.bg]
+        out.terms = [tuple(t[window] for t in terms) for terms in self.terms]
+        return out
 
     def evidence(self, lab: np.ndarray, window: tuple[slice, slice] | None = None,
                  only: int | None = None) -> list[np.ndarray]:
@@ -486,6 +504,8 @@ def _correlate_many(image: np.ndarray, kernels: list[np.ndarray], spectra: dict)
         key = (Hd, Wd, k.shape, k.tobytes())
         K = spectra.get(key)
         if K is None:
+            if len(spectra) >= 512:  # windows of many sizes (regional looks): kept bounded
+                spectra.clear()
             kp = np.zeros((Hd, Wd), np.float32)
             kp[:k.shape[0], :k.shape[1]] = k
             K = spectra[key] = cv2.dft(kp)
@@ -548,6 +568,8 @@ class TableDetector:
         self._last_tokens = Detections()
         self.learn_rim_colours = False  # on: more rims found where light dulls them, more false ones too
         self.light_gain = np.ones(3, np.float32)  # the frame's light / the empty table's, per channel (relight)
+        self._last_relit: tuple | None = None  # (frame, relit): relight's last
+        self._last_hand: tuple | None = None  # (frame, view shape, mask): _hand_mask's last
         # Within 8 % of the set-up's light a frame is used as it is: the detector takes
         # that in its stride (our own clips' video frames sit 5-7 % bluer than their
         # table.jpg, a codec's shift; re-lit, the Warcry clip lost 0.003 in of RMS), and a
@@ -570,6 +592,7 @@ class TableDetector:
         self._mini_seen: list[np.ndarray] = []  # small white-rimmed bases seen not to be paper (_paper_rim)
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
         self._edge_bias_seen: dict[int, Any] = {}  # each side's, from its whole rims (_edge_bias)
+        self._edge_bias_memo: dict[int, float | None] = {}  # their medians, until the next rim is seen
         self.inner_rim_share = 0.7  # see _ranks
         self.inner_rim_margin_in = 0.15  # how far such an inner circle may stick out of the outer (_ranks)
         self.radius_prior_weight = 16.0  # a size's expected radius counts as this many edge points
@@ -598,6 +621,10 @@ class TableDetector:
         self._ring_spectra: dict = {}  # ring kernels' spectra by image size (_correlate_many)
         self._build_views()
 
+    def __getstate__(self) -> dict:
+        # (Sent to the look worker: the last frame's caches are not.)
+        return {**self.__dict__, "_last_relit": None, "_last_hand": None}
+
     # -- set-up ----------------------------------------------------------------------
     def _native_px_per_in(self) -> float:
         """Sample the table about as finely as the camera sees it at the table centre."""
@@ -608,6 +635,7 @@ class TableDetector:
         return float(np.clip(round(native), 12, 40))
 
     def _build_views(self, resample_background: bool = True) -> None:
+        self._last_relit = self._last_hand = None
         W, D = self.config.table.play_area_in
         t = self.config.base_thickness_in
         margin = 1.0
@@ -678,6 +706,7 @@ class TableDetector:
         which costs recall where fighters stood)."""
         self._background_bgr = empty_table_bgr
         self._bg_probe = self._probe_ok = None
+        self._last_relit = self._last_hand = None
         if empty_table_bgr is not None and empty_table_bgr.shape[:2] == self._probe_size:
             bg = empty_table_bgr[self._probe_xy].astype(np.float32)
             ok = (bg.min(axis=1) >= 16) & (bg.max(axis=1) <= 240)
@@ -707,6 +736,14 @@ class TableDetector:
         frame / empty table, as measured)."""
         if self._bg_probe is None or frame.shape[:2] != self._probe_size:
             return frame
+        last = self._last_relit
+        if last is not None and last[0] is frame:  # (the same frame again: followed, then looked at in part)
+            return last[1]
+        out = self._relight(frame)
+        self._last_relit = (frame, out)
+        return out
+
+    def _relight(self, frame: np.ndarray) -> np.ndarray:
         now = frame[self._probe_xy].astype(np.float32)
         ok = self._probe_ok & (now.max(axis=1) < 250)  # clipped highlights say nothing
         if ok.sum() < 200:
@@ -739,26 +776,7 @@ class TableDetector:
         lab = _lab(floor_bgr)
         t1 = time.perf_counter()
         hand = self._hand_mask(frame)
-        usable = self.floor.valid & ~self._terrain_mask_floor & ~hand
-        evs: dict[tuple[int, int], np.ndarray] = {}
-        cands = self._find_rings(lab, self._rims_floor, usable, -1, evs)
-        platform_labs = []
-        for i, (piece, view, inside) in enumerate(self.platform_views):
-            plab = _lab(view.sample(frame))
-            platform_labs.append(plab)
-            cands += self._find_rings(plab, self._rims_platforms[i], inside & view.valid, i, evs)
-        t2 = time.perf_counter()
-        fits = self._refine(cands, evs)
-        if self.arc_candidates:  # rims seen only in part, where no rim was fitted
-            arcs = [c for (v, side), half in self._halfs.items()
-                    for c in self._arc_candidates(half, side, v, fits)]
-            if arcs:
-                fits += self._refine(arcs, evs)
-        if self._shaped:
-            fits += self._refine_shapes(self._find_shapes(evs), evs)
-        if self.learn_rim_colours:
-            self._learn_rims(fits, {-1: lab, **{i: pl for i, pl in enumerate(platform_labs)}})
-        bases = self._drop_platform_overhang(self._bases_from_candidates(fits))
+        bases, t2 = self._find_bases(frame, lab, hand)
         t3 = time.perf_counter()
         # A tag not read yet (a shadow over it) is read again at every full look until it is.
         look_for_tokens = self.tokens_every <= 1 or self._full_count % self.tokens_every == 0 \
@@ -780,6 +798,83 @@ class TableDetector:
         out = Detections.merge([bases, tokens], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()),
                                hand_view=self.floor)
         out.tokens_checked = look_for_tokens
+        return out
+
+    def _find_bases(self, frame: np.ndarray, lab: np.ndarray, hand: np.ndarray,
+                    platforms: list[int] | None = None) -> tuple[Detections, float]:
+        """The bases of a look: rings, arcs and stands found and fitted in the floor view
+        (``lab``: the frame in it, ``hand``: its hand mask) and in the platform views
+        (``platforms``: only those, by index). Also the time the search ended (for the
+        timings)."""
+        usable = self.floor.valid & ~self._terrain_mask_floor & ~hand
+        evs: dict[tuple[int, int], np.ndarray] = {}
+        cands = self._find_rings(lab, self._rims_floor, usable, -1, evs)
+        platform_labs = {}
+        for i, (piece, view, inside) in enumerate(self.platform_views):
+            if platforms is not None and i not in platforms:
+                continue
+            plab = _lab(view.sample(frame))
+            platform_labs[i] = plab
+            cands += self._find_rings(plab, self._rims_platforms[i], inside & view.valid, i, evs)
+        t2 = time.perf_counter()
+        fits = self._refine(cands, evs)
+        if self.arc_candidates:  # rims seen only in part, where no rim was fitted
+            arcs = [c for (v, side), half in self._halfs.items()
+                    for c in self._arc_candidates(half, side, v, fits)]
+            if arcs:
+                fits += self._refine(arcs, evs)
+        if self._shaped:
+            fits += self._refine_shapes(self._find_shapes(evs), evs)
+        if self.learn_rim_colours and platforms is None:
+            self._learn_rims(fits, {-1: lab, **platform_labs})
+        return self._drop_platform_overhang(self._bases_from_candidates(fits)), t2
+
+    def detect_region(self, frame: np.ndarray, window: tuple[slice, slice]) -> Detections:
+        """Bases only, looked for as ``detect`` looks for them but only in ``window``
+        (rows, cols of the floor view; the platforms that reach into it): where the
+        picture changed since the last look, a fraction of a whole look's work. Tokens
+        are not looked at (``tokens_checked`` False: the tracker keeps them), but the
+        ones last found still claim their discs. Bases whose edge the window cuts are
+        left out (half a rim fits anywhere): the caller widens the window round what it
+        wants looked at. Coordinates are the whole table's, as ``detect`` gives them."""
+        if self._background_bgr is None or self._rims_floor is None:
+            return self.detect(frame)
+        t0 = time.perf_counter()
+        # Rings are searched at half resolution: the window starts on an even row and
+        # column, so that its half-size pixels are the whole view's.
+        (r0, r1, _), (c0, c1, _) = window[0].indices(self.floor.shape[0]), window[1].indices(self.floor.shape[1])
+        window = (slice(r0 - r0 % 2, r1), slice(c0 - c0 % 2, c1))
+        frame = self.relight(frame)
+        hand = self._hand_mask(frame)
+        whole = (self.floor, self._bg_floor, self._terrain_mask_floor, self._rims_floor)
+        view = self.floor.crop(window)
+        x0, y0, x1, y1 = view.x0, view.y0, view.x1, view.y1
+        platforms = [i for i, (_, v, _) in enumerate(self.platform_views)
+                     if v.x0 < x1 and v.x1 > x0 and v.y0 < y1 and v.y1 > y0]
+        seen_before = list(self._mini_seen)
+        self.floor, self._bg_floor = view, self._bg_floor[window]
+        self._terrain_mask_floor, self._rims_floor = self._terrain_mask_floor[window], self._rims_floor.crop(window)
+        try:
+            lab = _lab(view.sample(frame))
+            t1 = time.perf_counter()
+            bases, t2 = self._find_bases(frame, lab, hand[window], platforms)
+            bases, _ = self._settle_discs(bases, self._last_tokens, lab, frame)
+        finally:
+            self.floor, self._bg_floor, self._terrain_mask_floor, self._rims_floor = whole
+            # Small white-rimmed bases known not to be paper: those outside the window still are.
+            self._mini_seen = self._mini_seen + [p for p in seen_before
+                                                 if not (x0 <= p[0] <= x1 and y0 <= p[1] <= y1)]
+        if len(bases):
+            r = np.where(bases.shape > 0, np.hypot(bases.size_mm[:, 0], bases.size_mm[:, 1]),
+                         bases.base_mm) / MM_PER_IN / 2 + 0.1
+            x, y = bases.xyz[:, 0], bases.xyz[:, 1]
+            bases = bases[(x - r >= x0) & (x + r <= x1) & (y - r >= y0) & (y + r <= y1)]
+        self.timings_ms = {"rectify": (t1 - t0) * 1e3, "rings": (t2 - t1) * 1e3,
+                           "select": (time.perf_counter() - t2) * 1e3}
+        out = Detections.merge([bases], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()),
+                               hand_view=self.floor)
+        out.tokens_checked = False
+        out.sizes_found = False
         return out
 
     def follow(self, frame: np.ndarray, fighters: list[tuple[float, float, float, int, float]], *,
@@ -1331,7 +1426,17 @@ class TableDetector:
 
     def _hand_mask(self, frame: np.ndarray) -> np.ndarray:
         """Skin-coloured regions far larger than any base: hands and arms. Found at half
-        resolution, returned at the floor view's."""
+        resolution, returned at the floor view's. The last frame's is kept: a frame
+        both followed and looked at in part (a regional look) is searched once."""
+        last = self._last_hand
+        if last is not None and last[0] is frame and last[1] == self.floor.shape:
+            return last[2]
+        mask = self._find_hands(frame)
+        mask.setflags(write=False)
+        self._last_hand = (frame, self.floor.shape, mask)  # (the frame held: its id cannot be reused)
+        return mask
+
+    def _find_hands(self, frame: np.ndarray) -> np.ndarray:
         half_bgr = self.floor_half.sample(frame)
         S = self.px_per_in / 2
         H, W = self.floor.shape
@@ -1540,8 +1645,12 @@ class TableDetector:
     def _edge_bias(self, side: int) -> float | None:
         """How far outside the true rim this side's half-evidence edge lies (view px),
         as learnt from its well-seen rims; None until three have been seen."""
+        if side in self._edge_bias_memo:  # (asked for by every fit of a look and every follow)
+            return self._edge_bias_memo[side]
         seen = self._edge_bias_seen.get(side)
-        return float(np.median(seen)) if seen is not None and len(seen) >= 3 else None
+        bias = float(np.median(seen)) if seen is not None and len(seen) >= 3 else None
+        self._edge_bias_memo[side] = bias
+        return bias
 
     def _edge_radius(self, side: int, base_mm: float) -> float:
         """Where a rim of this side and size shows its half-evidence edge (view px): its
@@ -1580,6 +1689,7 @@ class TableDetector:
                 k = int(np.argmin(np.abs(off - ref)))
                 if abs(off[k] - ref) < 1.5:
                     self._edge_bias_seen.setdefault(side, deque(maxlen=64)).append(float(off[k]))
+                    self._edge_bias_memo.pop(side, None)
             if bias is None and self._edge_bias(side) is not None:
                 new.add(side)
         fitted = []
@@ -1614,6 +1724,8 @@ class TableDetector:
         k = int(0.6 * R) + 1
         r0, r1 = max(int(round(cy)) - k, 0), int(round(cy)) + k + 1
         c0, c1 = max(int(round(cx)) - k, 0), int(round(cx)) + k + 1
+        if r1 <= r0 or c1 <= c0:
+            return True  # (a fit wandered off the view: its middle is not seen, as below)
         yy, xx = np.mgrid[r0:r1, c0:c1]
         middle = np.hypot(xx - cx, yy - cy) < 0.6 * R
         e = ev[r0:r1, c0:c1]

@@ -27,8 +27,8 @@ import numpy as np
 
 from .world import MM_PER_IN
 
-__all__ = ["Change", "MotionGate", "GateMap", "Plan", "held_detections", "follow_some", "cylinder_boxes",
-           "unchanged_in"]
+__all__ = ["Change", "MotionGate", "GateMap", "Plan", "RegionMap", "held_detections", "follow_some",
+           "cylinder_boxes", "unchanged_in"]
 
 # |N(0, s)| has median 0.6745 s.
 _MAD_TO_SIGMA = 1.0 / 0.6745
@@ -113,10 +113,11 @@ class MotionGate:
         s = cv2.resize(grey, size, interpolation=cv2.INTER_AREA).astype(np.float32)
         return cv2.GaussianBlur(s, (3, 3), 0)
 
-    def check(self, frame: np.ndarray) -> Change:
+    def check(self, frame: np.ndarray | None, small: np.ndarray | None = None) -> Change:
         """Compare ``frame`` (BGR or grey) with the reference. The first frame (no
-        reference yet) is all change."""
-        cur = self.small(frame)
+        reference yet) is all change. ``small``: the frame as ``small`` made it already
+        (another gate's, of the same factor), instead of ``frame``."""
+        cur = self.small(frame) if small is None else small
         if self.reference is None or self.reference.shape != cur.shape:
             return Change(np.ones(cur.shape, bool), self.factor, 0.0, float("nan"), True, cur)
         d = cur - self.reference
@@ -273,6 +274,72 @@ class GateMap:
         at_token = any(on_table[change.cells_in_box(b)].any() for b in self.token_boxes(tokens))
         full = at_token or bool((on_table & ~explained).any())
         return Plan(pose, tuple(follow), full, at_token)
+
+
+class RegionMap:
+    """Which windows of a top-down view (the detector's floor view) a change in the
+    gate's cells calls for, for one camera pose: each view pixel (every ``step``-th)
+    knows the gate cell it is seen in, so changed cells light up view pixels; those,
+    widened by ``margin_in``, grouped into boxes (on a ``step`` grid), are the windows.
+
+    >>> rm = RegionMap(camera, detector.floor, 8, (1920, 1080), margin_in=2.5)   # doctest: +SKIP
+    >>> windows, covered = rm.windows(change.mask)                                # doctest: +SKIP
+    """
+
+    def __init__(self, camera, view, factor: int, image_size: tuple[int, int], *, margin_in: float = 2.5,
+                 max_share: float = 0.6, step: int = 16):
+        self.camera = camera
+        self.step = int(step)
+        self.shape = view.shape
+        W, H = image_size
+        ch, cw = max(1, H // factor), max(1, W // factor)
+        # Where each sampled view pixel is in the camera image (the map's whole pixels).
+        m1 = np.asarray(view.map1[step // 2::step, step // 2::step]).astype(np.int64)
+        u, v = m1[..., 0], m1[..., 1]
+        self.ok = np.asarray(view.valid[step // 2::step, step // 2::step]) & (u >= 0) & (v >= 0)
+        self.cell_r = np.clip(v // factor, 0, ch - 1)
+        self.cell_c = np.clip(u // factor, 0, cw - 1)
+        self.grow = int(np.ceil(margin_in * view.px_per_in / step))
+        self.max_share = float(max_share)
+
+    def windows(self, cells: np.ndarray) -> tuple[list[tuple[slice, slice]] | None, np.ndarray | None]:
+        """(windows, covered) for the changed ``cells``: view windows (rows, cols), none
+        overlapping, and the cells those windows see (to be accepted as looked at).
+        (None, None) when they would cover over ``max_share`` of the view."""
+        covered = np.zeros(cells.shape, bool)
+        # A changed cell between two sampled pixels still counts (cells a pixel wider).
+        cells = cv2.dilate(cells.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+        hit = self.ok & cells[self.cell_r, self.cell_c]
+        if not hit.any():
+            return [], covered
+        g = 2 * self.grow + 1
+        grown = cv2.dilate(hit.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (g, g)))
+        _, _, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+        boxes = [[int(x), int(y), int(x + w), int(y + h)] for x, y, w, h, _ in stats[1:]]
+        merged = True
+        while merged and len(boxes) > 1:  # overlapping boxes become one (no base looked at twice)
+            merged = False
+            for i in range(len(boxes)):
+                for j in range(i + 1, len(boxes)):
+                    a, b = boxes[i], boxes[j]
+                    if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
+                        boxes[i] = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
+                        del boxes[j]
+                        merged = True
+                        break
+                if merged:
+                    break
+        rows, cols = hit.shape
+        if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in boxes) > self.max_share * rows * cols:
+            return None, None
+        s = self.step
+        H, W = self.shape
+        out = []
+        for x0, y0, x1, y1 in boxes:
+            out.append((slice(y0 * s, min(y1 * s, H)), slice(x0 * s, min(x1 * s, W))))
+            ok = self.ok[y0:y1, x0:x1]
+            covered[self.cell_r[y0:y1, x0:x1][ok], self.cell_c[y0:y1, x0:x1][ok]] = True
+        return out, covered
 
 
 def _track_row(t) -> dict:

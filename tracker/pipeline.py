@@ -24,7 +24,7 @@ from .sources import default_footage, footage_video, open_source  # noqa: F401  
 
 if TYPE_CHECKING:
     from .detection import Detections
-from .world import WorldState
+from .world import MM_PER_IN, WorldState
 
 
 @dataclass
@@ -89,8 +89,23 @@ class Pipeline:
         self.safety_s = 2.0
         self.calm_frames = 5
         self._calm = 0
-        self.look = ""  # what the last frame got: full / follow / pose / still (gate off: full / follow)
+        self.look = ""  # what the last frame got: full / region / follow / pose / still (gate off: full / follow)
         self._gate_map = None
+        # Regional looks (gate on, no background worker): a look due while the whole
+        # table was looked at less than whole_every_s ago looks only where the picture
+        # changed since the last look (see _look_where_changed); its windows reach
+        # regional_margin_in beyond what changed (a miniature's head lies up to an inch
+        # from its base in the picture); over regional_max of the table, a whole look.
+        self.regional = gate
+        self.whole_every_s = 2.0
+        self.regional_margin_in = 2.5
+        self.regional_max = 0.6
+        self.regional_looks = 0
+        self._look_gate = MotionGate() if gate else None  # what changed since the last look, and where
+        self._region_map = None
+        self._small_now = None  # this frame as the gate saw it
+        self._index = self._last_index = -1  # this frame's source index, and the last one processed
+        self._last_whole_processed = -10**9
         self._markers_changed = True  # (the gate's, this frame: see _pose_due)
         self._last_pose = -10**9  # source index of the last pose check
         self._state: WorldState | None = None
@@ -136,7 +151,9 @@ class Pipeline:
             or (self._hands_before and not self._hands_now)
         )
         if need_full:
-            dets = self._look(frame, index)
+            dets = self._look_where_changed(frame, index) if self._regional_now() else None
+            if dets is None:
+                dets = self._look(frame, index, tokens=self.regional)
         else:
             dets = self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
         self._hands_before, self._hands_now = self._hands_now, dets.hands
@@ -203,8 +220,11 @@ class Pipeline:
             # (Until the worker is ready, looks are made at once, as without one.)
             dets = _look_whole(self.detector, frame, tokens)
             self._last_full, self._last_full_processed = index, self._processed
+            self._last_whole_processed = self._processed
             if change is not None:
                 self.gate.accept(change)
+            if self._look_gate is not None and self._small_now is not None:
+                self._look_gate.accept(self._look_gate.check(None, self._small_now))
             return dets
         if self._pending is None:
             # Tokens at every look: looks are rarer here, and a vanished treasure token's
@@ -217,6 +237,89 @@ class Pipeline:
             self._last_full_processed = self._processed  # paced from when it was asked for
         self.look = "follow"
         return self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
+
+    def _regional_now(self) -> bool:
+        """Whether a look due now may be a regional one: on, with fighters known, no
+        background worker (its looks are whole, off the frame path), and the whole table
+        looked at less than ``whole_every_s`` ago."""
+        return bool(self.regional and self.tracker.tracks and not self.background
+                    and self._processed - self._last_whole_processed < self.whole_every_s * self.fps)
+
+    def _look_where_changed(self, frame: np.ndarray, index: int) -> "Detections | None":
+        """A look at the parts of the table where the picture changed since the last
+        look (and round fighters not yet confirmed), every known fighter followed
+        meanwhile: a base can only appear, or be lost by the follow, where something
+        changed. None when a whole look is wanted instead: too much changed (a new
+        picture, over ``regional_max`` of the table) or a token's surroundings did (tokens
+        are only looked at by whole looks)."""
+        from .detection import KIND_BASE, Detections
+        from .motion import clear_of
+
+        if self._small_now is None or self._gate_map is None or self._gate_map.camera is not self.camera:
+            return None
+        change = self._look_gate.check(None, self._small_now)
+        if change.everything:
+            self._whole_why = "everything"
+            return None
+        gm = self._gate_map
+        cells = change.mask & gm.table_cells
+        tracks = self.tracker.tracks
+        # Also round a new base (confirmed by a look, not only by its follow), round a
+        # fighter not seen last frame (the follow lost it: a rim it cannot re-find from
+        # where it was, with nothing changing there since) and round one placed or moved
+        # in the last whole_every_s: a follow may hold a first, wrong fit (a rim half
+        # hidden), and whole looks every few frames had put such a fighter right.
+        recent = self.whole_every_s * self.fps
+        look_at = [t for t in tracks if not t.confirmed or t.last_seen < self._last_index
+                   or index - t.last_moved < recent]
+        for b in gm.fighter_boxes(look_at):
+            cells[change.cells_in_box(b)] = True
+        at_tokens = np.zeros_like(cells)
+        for b in gm.token_boxes(self._state.tokens if self._state is not None else ()):
+            at_tokens[change.cells_in_box(b)] = True
+        if (cells & at_tokens).any() and not self._hands_now:
+            # Something changed at a token: a whole look, with tokens. While hands are
+            # over the table a look says nothing of the tokens they hide (the tracker
+            # keeps them), so the change there is kept for the look after they leave.
+            self._whole_why = "token"
+            return None
+        windows, covered = self._regions().windows(cells)
+        if windows is None:
+            self._whole_why = "area"
+            return None
+        self.look = "region"
+        self._last_full_processed = self._processed
+        self.regional_looks += 1
+        # Fighters the windows' bases account for are where the look saw them (as in a
+        # whole look); the others (outside, or not seen: under a hand) are followed.
+        found = Detections.merge([self.detector.detect_region(frame, w) for w in windows]) if windows \
+            else Detections()
+        found = found[found.kind == KIND_BASE]
+        where = np.array([t.predict(1)[:2] for t in tracks], float).reshape(-1, 2)
+        radius = np.array([(np.hypot(*t.size_mm) if t.shape != "round" else t.base_mm) / MM_PER_IN / 2
+                           for t in tracks])
+        seen = ~clear_of(_Bases(where, radius), found.xyz[:, :2], found.base_mm / MM_PER_IN / 2) \
+            if len(found) else np.zeros(len(tracks), bool)
+        rest = [t for t, s in zip(tracks, seen) if not s]
+        dets = self.detector.follow(frame, [self._follow_spec(t) for t in rest])
+        if len(found):
+            mine = dets[dets.kind == KIND_BASE]
+            keep = clear_of(mine, found.xyz[:, :2], found.base_mm / MM_PER_IN / 2)
+            out = Detections.merge([mine[keep], found], terrain=dets.terrain, hand_mask=dets.hand_mask,
+                                   hands=dets.hands, hand_view=dets.hand_view)
+            out.tokens_checked = out.sizes_found = False
+            dets = out
+        self._look_gate.accept(change, change.mask & covered & ~at_tokens)
+        return dets
+
+    def _regions(self):
+        from .motion import RegionMap
+
+        if self._region_map is None or self._region_map.camera is not self.camera:
+            self._region_map = RegionMap(self.camera, self.detector.floor, self.gate.factor,
+                                         self.detector.image_size, margin_in=self.regional_margin_in,
+                                         max_share=self.regional_max)
+        return self._region_map
 
     def start_worker(self) -> "LookWorker":
         """The background looks' worker process, started if it is not running. It warms up
@@ -363,6 +466,7 @@ class Pipeline:
 
         t0 = time.perf_counter()
         change = self.gate.check(frame)
+        self._small_now = change.small
         self._gate_ms = (time.perf_counter() - t0) * 1e3
         tracks = self.tracker.tracks
         if self._gate_map is None or self._gate_map.camera is not self.camera:
@@ -396,7 +500,12 @@ class Pipeline:
                 dets = follow_some(found, chosen, [t for i, t in enumerate(tracks) if i not in plan.follow])
                 self.gate.accept(change, change.mask)
         if dets is None and (plan.full or plan.follow):
-            dets = self._look(frame, index, tokens=plan.tokens, change=change)
+            if not plan.tokens and self._regional_now():
+                dets = self._look_where_changed(frame, index)
+                if dets is not None:
+                    self.gate.accept(change)
+            if dets is None:
+                dets = self._look(frame, index, tokens=plan.tokens, change=change)
         elif dets is None:  # still (or only round the markers): every fighter where it was
             dets = held_detections(tracks, self.detector.terrain)
             self.gate.accept(change, change.mask)
@@ -405,6 +514,7 @@ class Pipeline:
 
     def process(self, frame: np.ndarray, index: int = 0, time_s: float = 0.0) -> FrameResult:
         self._processed += 1
+        self._last_index, self._index = self._index, index
         dets = self._gated(frame, index) if self.gate is not None else None
         if dets is None:  # the usual way
             if self._pose_due(index):
@@ -413,7 +523,7 @@ class Pipeline:
             dets = self._detect(frame, index)
         if self._pending is not None:
             dets = self._join_look(dets, frame, index)
-        timings = dict(self.detector.timings_ms) if self.look in ("full", "follow") else {}
+        timings = dict(self.detector.timings_ms) if self.look in ("full", "region", "follow") else {}
         if self.gate is not None:
             timings["gate"] = self._gate_ms
         state = self.tracker.update(dets, index, time_s)
@@ -424,6 +534,25 @@ class Pipeline:
             state = replace(epic.state, extra={**state.extra, "epic": epic.summary()})
         self._state = state
         return FrameResult(index, time_s, frame, state, dets, timings, epic)
+
+
+@dataclass
+class _Bases:
+    """Known fighters' places as motion.clear_of takes bases (centre, base size)."""
+
+    where: np.ndarray
+    radius_in: np.ndarray
+
+    @property
+    def xyz(self) -> np.ndarray:
+        return self.where
+
+    @property
+    def base_mm(self) -> np.ndarray:
+        return self.radius_in * 2 * MM_PER_IN
+
+    def __len__(self) -> int:
+        return len(self.where)
 
 
 class _HeldLook:
