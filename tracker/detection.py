@@ -2245,11 +2245,11 @@ def _ray_edges(prof: np.ndarray, rho: np.ndarray):
     j1 = below.argmax(axis=2)
     has = below.reshape(-1)[row + j1] & (peak > 0.10)
     j1 = np.where(has, j1, 0)
-    # The most evidence over the four samples from the edge out (none beyond the ray's end).
-    tail_at = np.zeros_like(peak)
-    for k in range(4):
-        at = np.minimum(j1 + k, m - 1)
-        np.maximum(tail_at, np.where(j1 + k < m, flat[row + at], 0), out=tail_at)
+    # The most evidence over the four samples from the edge out (none beyond the ray's end),
+    # in one gather: an index clamped to the last sample repeats one already among the
+    # four, so it leaves the maximum as masking it out would.
+    at = row + np.minimum(j1 + np.arange(4)[:, None, None], m - 1)
+    tail_at = np.maximum(flat[at].max(axis=0), 0)
     use = has & (tail_at < 0.6 * peak) & (j1 > 0)
     j0 = np.maximum(j1 - 1, 0)
     a = flat[row + j0]
@@ -2303,21 +2303,34 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
     # partly hidden rims better, eval floor RMS 0.0323 -> 0.0302 in, but lets a white die
     # pass for a 25 mm base: left off.)
     # Rows (x, y, 1, x^2 + y^2) of each edge point: one weighted product gives the
-    # normal equations of the circle fit.
-    F = np.stack([px, py, np.ones_like(px), px * px + py * py], axis=2)
+    # normal equations of the circle fit. F and its transpose are both laid out
+    # contiguously once: weighting a contiguous F^T is cheaper than a strided view each
+    # step, and the product's sums stay exactly the same (in view pixels the fit's
+    # radius comes from a difference of large numbers: a change in rounding moves a
+    # poorly seen rim's circle by up to 1e-5 px, so the arithmetic is kept as it was).
+    Ft = np.stack([px, py, np.ones_like(px), px * px + py * py], axis=1)
+    F = np.ascontiguousarray(Ft.transpose(0, 2, 1))
     eye = 1e-9 * np.eye(3)[None]
 
     def irls(w, k=slice(None)):
-        F_, px_, py_, u_ = F[k], px[k], py[k], use_l[k]
-        for _ in range(6):
+        Ft_, F_, px_, py_, u_ = Ft[k], F[k], px[k], py[k], use_l[k]
+        last = None
+        for it in range(6):
             # Kasa circle fit, re-weighted: edge points off the circle (a miniature's
             # outline, another base's rim) lose their say.
-            G = np.matmul(F_.transpose(0, 2, 1) * w[:, None, :], F_)
+            G = np.matmul(Ft_ * w[:, None, :], F_)
             sol = np.linalg.solve(G[:, :3, :3] + eye, G[:, :3, 3:])[..., 0]
             xc, yc = sol[:, 0] / 2, sol[:, 1] / 2
             R = np.sqrt(np.maximum(sol[:, 2] + xc ** 2 + yc ** 2, 1e-6))
             res = np.hypot(px_ - xc[:, None], py_ - yc[:, None]) - R[:, None]
             inl = np.abs(res) < 0.9
+            # The weights follow from the inliers alone: once no candidate's inliers
+            # change, every further step would repeat this one exactly, so stop. (Setting
+            # settled rows aside one by one instead measured slower: its bookkeeping
+            # costs more than the rows it saves in these small batches.)
+            if it == 5 or (last is not None and np.array_equal(inl, last)):
+                break
+            last = inl
             w = u_ * (inl + 1e-3)
         inl &= u_ > 0
         return [xc, yc, R, res, inl, (weight[k] * inl).sum(1) / n]
@@ -2349,9 +2362,12 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         sel = np.isfinite(near) & (score >= expect_min_score) & (n_in >= 10)
         if sel.any():
             xc, yc = _centre_with_radius(px[sel], py[sel], use_l[sel], xc, yc, R, near[sel], expect_weight, sel, inl[sel])
-    for k in np.flatnonzero(n_in >= 10).tolist():
-        out[int(live[k])] = (float(xc[k]), float(yc[k]), float(R[k]), float(score[k]), float(rms[k]),
-                             None if thin_px is None else float(thin[k]))
+    # (Whole arrays to Python floats at once: the same values, fewer conversions.)
+    cols = zip(live.tolist(), xc.tolist(), yc.tolist(), R.tolist(), score.tolist(), rms.tolist(), thin.tolist(),
+               (n_in >= 10).tolist())
+    for i, x, y, r, sc, e, th, ok in cols:
+        if ok:
+            out[i] = (x, y, r, sc, e, None if thin_px is None else th)
     return out
 
 
@@ -2364,18 +2380,24 @@ def _centre_with_radius(X, Y, U, xc, yc, R, r0, lam, sel, inl):
     a, b, r = xc[sel], yc[sel], R[sel].copy()
     w = U * (inl + 1e-3)
     eye = 1e-9 * np.eye(3)[None]
-    for _ in range(3):
-        dx, dy = X - a[:, None], Y - b[:, None]
-        d = np.maximum(np.hypot(dx, dy), 1e-6)
+    dx, dy = X - a[:, None], Y - b[:, None]
+    h = np.hypot(dx, dy)
+    for it in range(3):
+        d = np.maximum(h, 1e-6)
         e = d - r[:, None]
-        J = np.stack([-dx / d, -dy / d, -np.ones_like(d)], axis=2)
-        JW = J.transpose(0, 2, 1) * w[:, None, :]
-        A = np.matmul(JW, J)
-        g = np.matmul(JW, e[..., None])[..., 0]
+        # Rows (J, e), J the Jacobian (-dx/d, -dy/d, -1) of each residual e: one
+        # weighted product gives both J^T W J and the gradient J^T W e.
+        T = np.stack([-dx / d, -dy / d, np.full_like(d, -1.0), e], axis=1)
+        M = np.matmul(T * w[:, None, :], T.transpose(0, 2, 1))
+        A = M[:, :3, :3].copy()
+        g = M[:, :3, 3].copy()
         A[:, 2, 2] += lam
         g[:, 2] += lam * (r - r0)
         step = np.linalg.solve(A + eye, -g[..., None])[..., 0]
         a, b, r = a + step[:, 0], b + step[:, 1], r + step[:, 2]
-        w = U * ((np.abs(np.hypot(X - a[:, None], Y - b[:, None]) - r[:, None]) < 0.9) + 1e-3)
+        if it < 2:  # (the inliers re-chosen after the last step would not be used)
+            dx, dy = X - a[:, None], Y - b[:, None]
+            h = np.hypot(dx, dy)
+            w = U * ((np.abs(h - r[:, None]) < 0.9) + 1e-3)
     xc[sel], yc[sel] = a, b
     return xc, yc
