@@ -130,3 +130,34 @@ def test_tagged_objective_whose_tag_blur_hides_is_still_an_objective():
     assert all(dist < 0.1 for *_, dist in pairs)
     b = d[d.kind == KIND_BASE]
     assert not match([(k["x"], k["y"]) for k in want], b.xyz, gate=0.3)
+
+
+def test_a_look_at_a_window_finds_what_the_whole_look_finds_there(scene):
+    """detect_region (the pipeline's regional looks): in a window of the floor view, the
+    bases a whole look finds wholly inside it, at the same places and sizes (a window
+    starts on the half-resolution grid, so its rings are searched on the same pixels),
+    none outside it, and fighters found that the truth has there; no tokens (not looked
+    at: tokens_checked is False)."""
+    folder, pipe, t = scene
+    det = pipe.fresh().detector
+    H, W = det.floor.shape
+    for fr in t["frames"][:2]:
+        img = cv2.imread(str(folder / "frames" / f"{fr['frame']:06d}.jpg"))
+        whole = det.detect(img)
+        whole = whole[whole.kind == KIND_BASE]
+        for window in [(slice(H // 4 + 1, 3 * H // 4), slice(W // 5, 4 * W // 5)), (slice(0, H // 2), slice(W // 2, W))]:
+            view = det.floor.crop(window)
+            got = det.detect_region(img, window)
+            assert not got.tokens_checked and set(got.kind.tolist()) <= {KIND_BASE}
+            r = whole.base_mm / 25.4 / 2 + 0.1
+            x, y = whole.xyz[:, 0], whole.xyz[:, 1]
+            inside = whole[(x - r >= view.x0) & (x + r <= view.x1) & (y - r >= view.y0) & (y + r <= view.y1)]
+            assert len(inside) >= 2 and len(got) == len(inside), (fr["frame"], len(got), len(inside))
+            pairs = match(inside.xyz[:, :2], got.xyz, gate=0.3)
+            assert len(pairs) == len(inside)
+            assert all(d <= 0.01 for *_, d in pairs), pairs
+            assert all(inside.base_mm[i] == got.base_mm[j] and inside.side[i] == got.side[j] for i, j, _ in pairs)
+            assert np.all((got.xyz[:, 0] >= view.x0) & (got.xyz[:, 0] <= view.x1)
+                          & (got.xyz[:, 1] >= view.y0) & (got.xyz[:, 1] <= view.y1))
+            visible = [f for f in fr["fighters"] if not f["occluded"]]
+            assert len(match([(f["x"], f["y"]) for f in visible], got.xyz)) == len(got)

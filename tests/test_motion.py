@@ -166,7 +166,8 @@ def test_a_global_brightness_step_is_not_a_change(clip):
 
 
 def test_the_pipeline_with_the_gate_reports_the_same_fighters(calibrated, clip):
-    """Frame by frame over a stretch with glides and hands: the same number of fighters,
+    """Frame by frame over a stretch with glides and hands, the gate (and regional looks)
+    on and off: the same number of fighters,
     the same sides, every fighter found without the gate found with it; in frames with
     no hand none is placed more than 0.05 in worse than without the gate, and over the
     whole stretch each fighter's mean error is no more than 0.01 in worse. (Under a hand the two
@@ -212,9 +213,11 @@ def test_the_pipeline_with_the_gate_reports_the_same_fighters(calibrated, clip):
              if np.ptp([d for _, d, moving in e if not moving] or [0.0]) <= 0.1}
     assert len(means) >= len(per_fighter) - 1, "at most one fighter the detector cannot place steadily"
     assert all(on_ <= off_ + 0.01 for on_, off_ in means.values()), means
-    # The gate did work here: still frames were skipped, and no more full looks were made.
+    # The gate did work here: still frames were skipped, and most looks were made only
+    # where the picture changed (regional looks), the whole table seen far less often.
     assert looks.count("still") >= 10, looks
-    assert looks.count("full") <= looks_off.count("full"), (looks, looks_off)
+    assert looks.count("region") >= 10, looks
+    assert looks.count("full") <= looks_off.count("full") / 2, (looks, looks_off)
 
 
 def test_full_looks_on_the_worker_thread_join_the_frames_followed_meanwhile(calibrated, clip):
@@ -277,3 +280,48 @@ def test_unchanged_in_tells_which_boxes_changed_since_an_earlier_frame(clip):
     cv2.circle(now, (640, 340), 18, (20, 20, 200), -1)  # a base put down in the second box
     assert unchanged_in(gate, then, now, boxes) == [True, False]
     assert gate.reference is None  # the pipeline's own gate is not touched
+
+
+def test_region_map_windows_cover_what_changed_and_what_is_asked(calibrated):
+    """RegionMap (regional looks): a change in the gate's cells where a base lies calls
+    for a window of the floor view round that place, reaching margin_in beyond it; a hand
+    over the place calls for none; a spot asked for calls for one; a change over most of
+    the table calls for a whole look (None); windows never overlap, and the cells a window
+    sees are the ones accepted as looked at."""
+    from tracker.motion import RegionMap
+
+    det = calibrated.detector
+    gate = MotionGate()
+    rm = RegionMap(calibrated.camera, det.floor, gate.factor, det.image_size, margin_in=2.5)
+    h, w = det.image_size[1] // gate.factor, det.image_size[0] // gate.factor
+    W, D = calibrated.config.table.play_area_in
+
+    def cells_at(x, y):
+        u, v = np.asarray(calibrated.camera.project(np.array([[x, y, 0.0]])), float)[0]
+        cells = np.zeros((h, w), bool)
+        cells[int(v // gate.factor), int(u // gate.factor)] = True
+        return cells
+
+    def contains(window, x, y, reach):
+        view = det.floor.crop(window)
+        return view.x0 <= x - reach and x + reach <= view.x1 and view.y0 <= y - reach and y + reach <= view.y1
+
+    windows, covered = rm.windows(cells_at(W / 3, D / 2))
+    assert len(windows) == 1 and contains(windows[0], W / 3, D / 2, 2.0)
+    assert not contains(windows[0], W / 3, D / 2, 4.0)  # a window, not the table
+    assert covered[cells_at(W / 3, D / 2)].all() and covered.sum() < 0.2 * covered.size
+    # Two changes apart: two windows, not overlapping.
+    windows, _ = rm.windows(cells_at(W / 4, D / 4) | cells_at(3 * W / 4, 3 * D / 4))
+    assert len(windows) == 2
+    (a, b), (c, d) = windows
+    assert a.stop <= c.start or c.stop <= a.start or b.stop <= d.start or d.stop <= b.start
+    # Under a hand: nothing to look at there now.
+    hand = np.zeros(det.floor.shape, bool)
+    col, row = det.floor.to_pixel(np.array([[W / 3, D / 2]]))[0]
+    hand[int(row) - 60:int(row) + 60, int(col) - 60:int(col) + 60] = True
+    assert rm.windows(cells_at(W / 3, D / 2), hand)[0] == []
+    # A spot asked for (a fighter the follow lost), with nothing changed.
+    windows, _ = rm.windows(np.zeros((h, w), bool), spots=[(W / 2, D / 3, 0.8)])
+    assert len(windows) == 1 and contains(windows[0], W / 2, D / 3, 0.8)
+    # Most of the table changed: a whole look.
+    assert rm.windows(np.ones((h, w), bool)) == (None, None)

@@ -1424,6 +1424,11 @@ class TableDetector:
                 kept.append((xy, score))
         return kept[:n_max]
 
+    def hand_mask(self, frame: np.ndarray) -> np.ndarray:
+        """Where hands and arms cover the table in ``frame`` (floor view pixels; kept
+        for the frame's own look or follow that comes next)."""
+        return self._hand_mask(self.relight(frame))
+
     def _hand_mask(self, frame: np.ndarray) -> np.ndarray:
         """Skin-coloured regions far larger than any base: hands and arms. Found at half
         resolution, returned at the floor view's. The last frame's is kept: a frame

@@ -300,16 +300,30 @@ class RegionMap:
         self.cell_r = np.clip(v // factor, 0, ch - 1)
         self.cell_c = np.clip(u // factor, 0, cw - 1)
         self.grow = int(np.ceil(margin_in * view.px_per_in / step))
+        # World x, y of the sampled pixels (spots, below).
+        rows, cols = self.ok.shape
+        self.sample_x = view.x0 + (np.arange(cols) * step + step // 2 + 0.5) / view.px_per_in
+        self.sample_y = view.y1 - (np.arange(rows) * step + step // 2 + 0.5) / view.px_per_in
         self.max_share = float(max_share)
 
-    def windows(self, cells: np.ndarray) -> tuple[list[tuple[slice, slice]] | None, np.ndarray | None]:
+    def windows(self, cells: np.ndarray, skip: np.ndarray | None = None, spots=()
+                ) -> tuple[list[tuple[slice, slice]] | None, np.ndarray | None]:
         """(windows, covered) for the changed ``cells``: view windows (rows, cols), none
         overlapping, and the cells those windows see (to be accepted as looked at).
-        (None, None) when they would cover over ``max_share`` of the view."""
+        ``spots``: (x, y, radius) on the table (inches) to look at as well. ``skip``:
+        view pixels (the view's shape) that call for no look (a hand over them: nothing
+        under it can be seen). (None, None) when they would cover over ``max_share`` of
+        the view."""
         covered = np.zeros(cells.shape, bool)
         # A changed cell between two sampled pixels still counts (cells a pixel wider).
         cells = cv2.dilate(cells.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
         hit = self.ok & cells[self.cell_r, self.cell_c]
+        for x, y, r in spots:
+            hit |= self.ok & (((self.sample_x[None, :] - x) ** 2 + (self.sample_y[:, None] - y) ** 2) <= r * r)
+        if skip is not None:
+            s2 = self.step // 2
+            seen_skip = np.asarray(skip)[s2::self.step, s2::self.step][:hit.shape[0], :hit.shape[1]]
+            hit &= ~seen_skip
         if not hit.any():
             return [], covered
         g = 2 * self.grow + 1
@@ -337,7 +351,7 @@ class RegionMap:
         out = []
         for x0, y0, x1, y1 in boxes:
             out.append((slice(y0 * s, min(y1 * s, H)), slice(x0 * s, min(x1 * s, W))))
-            ok = self.ok[y0:y1, x0:x1]
+            ok = self.ok[y0:y1, x0:x1] if skip is None else self.ok[y0:y1, x0:x1] & ~seen_skip[y0:y1, x0:x1]
             covered[self.cell_r[y0:y1, x0:x1][ok], self.cell_c[y0:y1, x0:x1][ok]] = True
         return out, covered
 

@@ -270,10 +270,9 @@ class Pipeline:
         # in the last whole_every_s: a follow may hold a first, wrong fit (a rim half
         # hidden), and whole looks every few frames had put such a fighter right.
         recent = self.whole_every_s * self.fps
-        look_at = [t for t in tracks if not t.confirmed or t.last_seen < self._last_index
-                   or index - t.last_moved < recent]
-        for b in gm.fighter_boxes(look_at):
-            cells[change.cells_in_box(b)] = True
+        spots = [(float(t.xyz[0]), float(t.xyz[1]), 0.5 + (np.hypot(*t.size_mm) if t.shape != "round" else t.base_mm)
+                  / MM_PER_IN / 2) for t in tracks
+                 if not t.confirmed or t.last_seen < self._last_index or index - t.last_moved < recent]
         at_tokens = np.zeros_like(cells)
         for b in gm.token_boxes(self._state.tokens if self._state is not None else ()):
             at_tokens[change.cells_in_box(b)] = True
@@ -283,7 +282,10 @@ class Pipeline:
             # keeps them), so the change there is kept for the look after they leave.
             self._whole_why = "token"
             return None
-        windows, covered = self._regions().windows(cells)
+        # What changed under a hand is left for when it has gone (not covered, so not
+        # accepted): nothing under it can be seen.
+        hand = self.detector.hand_mask(frame)
+        windows, covered = self._regions().windows(cells, hand if hand.any() else None, spots)
         if windows is None:
             self._whole_why = "area"
             return None
