@@ -151,7 +151,7 @@ class Pipeline:
             or (self._hands_before and not self._hands_now)
         )
         if need_full:
-            dets = self._look_where_changed(frame, index) if self._regional_now() else None
+            dets = self._look_where_changed(frame, index) if self._regional_now() and not self.background else None
             if dets is None:
                 dets = self._look(frame, index, tokens=self.regional)
         else:
@@ -223,38 +223,51 @@ class Pipeline:
             self._last_whole_processed = self._processed
             if change is not None:
                 self.gate.accept(change)
-            if self._look_gate is not None and self._small_now is not None:
-                self._look_gate.accept(self._look_gate.check(None, self._small_now))
+            self._accept_whole_look(self._look_change(), dets.hands)
             return dets
         if self._pending is None:
-            # Tokens at every look: looks are rarer here, and a vanished treasure token's
-            # carrier is told from who stood beside it when it went.
+            # Regional when it may be (the worker's CPU is the machine's second core, which
+            # the stream's drawing and encoding share); the look gate takes the look's
+            # frame as looked at where it looks.
+            plan = self._region_plan(frame, index) if self._regional_now() else None
+            windows = None if plan is None else plan[0]
+            if plan is None:
+                self._last_whole_processed = self._processed
+            # (The look gate takes the look's frame as looked at when the look joins.)
+            looked = self._look_change() if plan is None else plan[1:]
+            # Tokens at every whole look: looks are rarer here, and a vanished treasure
+            # token's carrier is told from who stood beside it when it went.
             if self.look_delay_frames is not None:
-                future = _HeldLook(_look_whole(self.detector, frame, True), self, self._processed + self.look_delay_frames)
+                made = _look_whole(self.detector, frame, True) if windows is None else \
+                    _look_regions(self.detector, frame, windows)
+                future = _HeldLook(made, self, self._processed + self.look_delay_frames)
             else:
-                future = self._worker.submit(frame, True)
-            self._pending = (future, index, change, self.camera, self._probe_gate.small(frame))
+                future = self._worker.submit(frame, True, windows)
+            self._pending = (future, index, change, self.camera, self._probe_gate.small(frame), windows is None, looked)
             self._last_full_processed = self._processed  # paced from when it was asked for
         self.look = "follow"
         return self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
 
     def _regional_now(self) -> bool:
-        """Whether a look due now may be a regional one: on, with fighters known, no
-        background worker (its looks are whole, off the frame path), and the whole table
-        looked at less than ``whole_every_s`` ago."""
-        return bool(self.regional and self.tracker.tracks and not self.background
+        """Whether a look due now may be a regional one: on, with fighters known, no token
+        in doubt (missing from a look, not yet known to be gone: the next looks look for
+        tokens, once no hand hides them), and the whole table looked at less than
+        ``whole_every_s`` ago."""
+        return bool(self.regional and self.tracker.tracks
+                    and not (self.tracker.tokens_in_doubt and not self._hands_now)
                     and self._processed - self._last_whole_processed < self.whole_every_s * self.fps)
 
-    def _look_where_changed(self, frame: np.ndarray, index: int) -> "Detections | None":
-        """A look at the parts of the table where the picture changed since the last
-        look (and round fighters not yet confirmed), every known fighter followed
-        meanwhile: a base can only appear, or be lost by the follow, where something
-        changed. None when a whole look is wanted instead: too much changed (a new
-        picture, over ``regional_max`` of the table) or a token's surroundings did (tokens
-        are only looked at by whole looks)."""
-        from .detection import KIND_BASE, Detections
-        from .motion import clear_of
-
+    def _region_plan(self, frame: np.ndarray, index: int):
+        """Where a regional look looks: (windows of the floor view, the look gate's change,
+        the cells to accept as looked at once it is made), or None when a whole look is
+        wanted instead: too much changed (a new picture, over ``regional_max`` of the
+        table) or a token's surroundings did (tokens are only looked at by whole looks).
+        Windows: where the picture changed since the last look, and round fighters new
+        (confirmed by a look, not only by its follow), not seen last frame (the follow
+        lost it: a rim it cannot re-find from where it was, with nothing changing there
+        since) or placed or moved in the last ``whole_every_s`` (a follow may hold a
+        first, wrong fit of a rim half hidden; whole looks every few frames had put
+        such a fighter right)."""
         if self._small_now is None or self._gate_map is None or self._gate_map.camera is not self.camera:
             return None
         change = self._look_gate.check(None, self._small_now)
@@ -263,19 +276,11 @@ class Pipeline:
             return None
         gm = self._gate_map
         cells = change.mask & gm.table_cells
-        tracks = self.tracker.tracks
-        # Also round a new base (confirmed by a look, not only by its follow), round a
-        # fighter not seen last frame (the follow lost it: a rim it cannot re-find from
-        # where it was, with nothing changing there since) and round one placed or moved
-        # in the last whole_every_s: a follow may hold a first, wrong fit (a rim half
-        # hidden), and whole looks every few frames had put such a fighter right.
         recent = self.whole_every_s * self.fps
         spots = [(float(t.xyz[0]), float(t.xyz[1]), 0.5 + (np.hypot(*t.size_mm) if t.shape != "round" else t.base_mm)
-                  / MM_PER_IN / 2) for t in tracks
+                  / MM_PER_IN / 2) for t in self.tracker.tracks
                  if not t.confirmed or t.last_seen < self._last_index or index - t.last_moved < recent]
-        at_tokens = np.zeros_like(cells)
-        for b in gm.token_boxes(self._state.tokens if self._state is not None else ()):
-            at_tokens[change.cells_in_box(b)] = True
+        at_tokens = self._token_cells(change)
         if (cells & at_tokens).any() and not self._hands_now:
             # Something changed at a token: a whole look, with tokens. While hands are
             # over the table a look says nothing of the tokens they hide (the tracker
@@ -289,13 +294,49 @@ class Pipeline:
         if windows is None:
             self._whole_why = "area"
             return None
+        return windows, change, change.mask & covered & ~at_tokens
+
+    def _token_cells(self, change) -> np.ndarray:
+        """The gate cells round the tokens known."""
+        at_tokens = np.zeros(change.mask.shape, bool)
+        if self._gate_map is not None and self._gate_map.camera is self.camera:
+            for b in self._gate_map.token_boxes(self._state.tokens if self._state is not None else ()):
+                at_tokens[change.cells_in_box(b)] = True
+        return at_tokens
+
+    def _look_change(self):
+        """This frame against the look gate's reference (None without the gate)."""
+        if self._look_gate is None or self._small_now is None:
+            return None
+        return self._look_gate.check(None, self._small_now)
+
+    def _accept_whole_look(self, change, hands: bool) -> None:
+        """A whole look at the frame of ``change`` (_look_change) was made: what changed
+        is looked at (the look gate's reference), except round the tokens if hands were
+        over the table (``hands``): such a look says nothing of the tokens they hide, and
+        the change there calls for a whole look once they have gone."""
+        if change is None or self._look_gate is None:
+            return
+        at_tokens = self._token_cells(change) if hands else None
+        self._look_gate.accept(change, ~at_tokens if at_tokens is not None and at_tokens.any() else None)
+
+    def _look_where_changed(self, frame: np.ndarray, index: int) -> "Detections | None":
+        """A regional look made at once (see _region_plan), the fighters it does not
+        account for followed; None when a whole look is wanted instead."""
+        from .detection import KIND_BASE, Detections
+        from .motion import clear_of
+
+        plan = self._region_plan(frame, index)
+        if plan is None:
+            return None
+        windows, change, accept = plan
+        tracks = self.tracker.tracks
         self.look = "region"
         self._last_full_processed = self._processed
         self.regional_looks += 1
         # Fighters the windows' bases account for are where the look saw them (as in a
         # whole look); the others (outside, or not seen: under a hand) are followed.
-        found = Detections.merge([self.detector.detect_region(frame, w) for w in windows]) if windows \
-            else Detections()
+        found = _look_regions(self.detector, frame, windows)
         found = found[found.kind == KIND_BASE]
         where = np.array([t.predict(1)[:2] for t in tracks], float).reshape(-1, 2)
         radius = np.array([(np.hypot(*t.size_mm) if t.shape != "round" else t.base_mm) / MM_PER_IN / 2
@@ -311,7 +352,7 @@ class Pipeline:
                                    hands=dets.hands, hand_view=dets.hand_view)
             out.tokens_checked = out.sizes_found = False
             dets = out
-        self._look_gate.accept(change, change.mask & covered & ~at_tokens)
+        self._look_gate.accept(change, accept)
         return dets
 
     def _regions(self):
@@ -340,7 +381,7 @@ class Pipeline:
         from .motion import clear_of
         from .world import MM_PER_IN
 
-        future, at, change, camera, then_small = self._pending
+        future, at, change, camera, then_small, whole, looked = self._pending
         if not future.done():
             return dets
         self._pending = None
@@ -351,11 +392,15 @@ class Pipeline:
         full.hand_view = self.detector.floor  # (not sent back by the worker: the same view)
         if camera is not self.camera:  # the camera was re-posed meanwhile: stale
             return dets
-        self._last_full = at
+        if whole:
+            self._last_full = at
+            self._accept_whole_look(looked, full.hands)
+        elif self._look_gate is not None:
+            self._look_gate.accept(*looked)
         if change is not None and self.gate is not None:
             self.gate.accept(change)  # what changed up to the look's frame has been looked at
         self.background_looks += 1
-        self.look = "full"
+        self.look = "full" if whole else "region"
         # Only this frame's own bases outrank the look's (they are newer); a fighter the
         # follow lost is matched to the look's base by the tracker, as any base is.
         mine = dets[dets.kind == KIND_BASE]
@@ -502,7 +547,7 @@ class Pipeline:
                 dets = follow_some(found, chosen, [t for i, t in enumerate(tracks) if i not in plan.follow])
                 self.gate.accept(change, change.mask)
         if dets is None and (plan.full or plan.follow):
-            if not plan.tokens and self._regional_now():
+            if not plan.tokens and self._regional_now() and not self.background:
                 dets = self._look_where_changed(frame, index)
                 if dets is not None:
                     self.gate.accept(change)
@@ -609,8 +654,9 @@ class LookWorker:
         """Block until the worker can take looks (or ``timeout`` s pass); whether it can."""
         return self._ready.wait(timeout)
 
-    def submit(self, frame: np.ndarray, tokens: bool):
-        return self._pool.submit(_worker_look, frame, tokens)
+    def submit(self, frame: np.ndarray, tokens: bool, windows=None):
+        """A whole look (``windows`` None), or a regional one in those floor-view windows."""
+        return self._pool.submit(_worker_look, frame, tokens, windows)
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -657,7 +703,23 @@ def _look_whole(detector, frame: np.ndarray, tokens: bool):
         detector.tokens_every = keep
 
 
-def _worker_look(frame: np.ndarray, tokens: bool):
-    out = _look_whole(_WORKER_DETECTOR, frame, tokens)
+def _look_regions(detector, frame: np.ndarray, windows) -> "Detections":
+    """detector.detect_region in each window (none overlap), merged."""
+    from .detection import Detections
+
+    parts = [detector.detect_region(frame, w) for w in windows]
+    if not parts:
+        out = Detections()
+        out.tokens_checked = out.sizes_found = False
+        return out
+    out = Detections.merge(parts, terrain=parts[0].terrain, hand_mask=parts[0].hand_mask, hands=parts[0].hands,
+                           hand_view=parts[0].hand_view)
+    out.tokens_checked = out.sizes_found = False
+    return out
+
+
+def _worker_look(frame: np.ndarray, tokens: bool, windows=None):
+    out = _look_whole(_WORKER_DETECTOR, frame, tokens) if windows is None else \
+        _look_regions(_WORKER_DETECTOR, frame, windows)
     out.hand_view = None  # the caller has the same view; not pickled back each look
     return out

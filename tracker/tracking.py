@@ -300,6 +300,12 @@ class FighterTracker:
                                   "x": round(float(t.xyz[0]), 2), "y": round(float(t.xyz[1]), 2)}))
 
     # -- tokens ------------------------------------------------------------------------
+    @property
+    def tokens_in_doubt(self) -> bool:
+        """Some token was missing from a look and is not yet known to be gone (or back):
+        only a look for tokens settles it."""
+        return bool(self._token_missing)
+
     def _update_tokens(self, dets: Detections, index: int, time_s: float) -> tuple[Token, ...]:
         """Tokens keep ids by tag where tagged, by nearest previous token otherwise. A token
         hidden by a hand keeps its last place; one that vanishes without a hand is gone
