@@ -265,9 +265,9 @@ class Pipeline:
         Windows: where the picture changed since the last look, and round fighters new
         (confirmed by a look, not only by its follow), not seen last frame (the follow
         lost it: a rim it cannot re-find from where it was, with nothing changing there
-        since) or placed or moved in the last ``whole_every_s`` (a follow may hold a
-        first, wrong fit of a rim half hidden; whole looks every few frames had put
-        such a fighter right)."""
+        since) or placed in the last ``whole_every_s`` (a follow may hold a first, wrong
+        fit of a rim half hidden; whole looks every few frames had put such a fighter
+        right)."""
         if self._small_now is None or self._gate_map is None or self._gate_map.camera is not self.camera:
             return None
         change = self._look_gate.check(None, self._small_now)
@@ -279,7 +279,7 @@ class Pipeline:
         recent = self.whole_every_s * self.fps
         spots = [(float(t.xyz[0]), float(t.xyz[1]), 0.5 + (np.hypot(*t.size_mm) if t.shape != "round" else t.base_mm)
                   / MM_PER_IN / 2) for t in self.tracker.tracks
-                 if not t.confirmed or t.last_seen < self._last_index or index - t.last_moved < recent]
+                 if not t.confirmed or t.last_seen < self._last_index or index - t.first_seen < recent]
         at_tokens = self._token_cells(change)
         if (cells & at_tokens).any() and not self._hands_now:
             # Something changed at a token: a whole look, with tokens. While hands are

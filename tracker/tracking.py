@@ -46,7 +46,7 @@ class _Track:
     sigma_in: float
     hits: int = 1
     last_seen: int = 0
-    last_moved: int = 0  # the frame it was first seen or last seen moving at
+    first_seen: int = 0
     confirmed: bool = False
     occluded: bool = False
     moving_from: np.ndarray | None = None  # where a move began, for the "moved" event
@@ -239,7 +239,7 @@ class FighterTracker:
             if j not in matched_d:
                 self.tracks.append(_Track(id="", side=int(bases.side[j]), base_mm=float(bases.base_mm[j]),
                                           xyz=bases.xyz[j].copy(), sigma_in=float(bases.sigma_in[j]),
-                                          last_seen=index, last_moved=index, **_shape_of(bases, j)))
+                                          last_seen=index, first_seen=index, **_shape_of(bases, j)))
                 if self.confirm_hits <= 1:
                     self._confirm(self.tracks[-1], index, time_s)
 
@@ -258,8 +258,6 @@ class FighterTracker:
                     t.moving_from, t.still_frames = None, 0
         frames = max(1, index - t.last_seen)
         t.vel = (new - t.xyz) / frames if step > self.still_in else np.zeros(3)
-        if step > self.still_in:
-            t.last_moved = index
         # Light smoothing when still (sub-pixel noise), none when moving (no lag).
         alpha = 0.5 if step < self.still_in and t.confirmed else 1.0
         t.xyz = (1 - alpha) * t.xyz + alpha * new
