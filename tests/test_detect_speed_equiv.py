@@ -65,3 +65,50 @@ def test_mix_evidence_in_place_matches_plain_arithmetic():
         want *= gate if bright is None else gate * _neutral_lift(p[0], bright)
         got = _mix_evidence(p, terms, gate, bright)
         assert got.dtype == np.float32 and np.array_equal(got, want)
+
+
+def test_search_score_parts_match_numpy():
+    """_decode_search's row means and deviations are numpy's, to the last bit."""
+    from tracker.detection import _mean, _std
+
+    X, Y, border = _search_grids(61, 61, 96.0, 1.0)
+    rng = np.random.default_rng(11)
+    img = (rng.random((61, 61)) * 255).astype(np.float32)
+    vals = cv2.remap(img, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    b, paper = vals[:, :36][:, border], vals[:, 36:]
+    for a in (b, paper, np.ascontiguousarray(b)):
+        m = _mean(a)
+        assert m.dtype == np.float32 and np.array_equal(m, a.mean(axis=1))
+        assert np.array_equal(_std(a, m), a.std(axis=1)) and np.array_equal(_std(a), a.std(axis=1))
+
+
+def test_ellipse_dilation_of_whole_levels():
+    """Dilating the 8-bit close-up and then making it float is dilating the float one."""
+    from tracker.detection import _ellipse
+
+    rng = np.random.default_rng(2)
+    img = cv2.GaussianBlur((rng.random((149, 149)) * 255).astype(np.uint8), (0, 0), 0.6)
+    assert np.array_equal(cv2.dilate(img, _ellipse(43)).astype(np.float32),
+                          cv2.dilate(img.astype(np.float32), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (43, 43))))
+
+
+def test_min_area_rect_from_outline():
+    """The smallest box round a region's outline pixels is the one round all its pixels."""
+    rng = np.random.default_rng(4)
+    for trial in range(300):
+        img = np.zeros((149, 149), np.uint8)
+        for _ in range(int(rng.integers(1, 5))):
+            c = tuple(int(v) for v in rng.integers(20, 130, 2))
+            if rng.random() < 0.5:
+                box = cv2.boxPoints((c, tuple(float(v) for v in rng.uniform(3, 80, 2)), float(rng.uniform(0, 90))))
+                cv2.fillConvexPoly(img, np.round(box).astype(np.int32), 1)
+            else:
+                cv2.circle(img, c, int(rng.integers(1, 30)), 1, -1)
+        img |= (rng.random(img.shape) < 0.02).astype(np.uint8)
+        img = cv2.morphologyEx(img, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+        _, labels, stats, _ = cv2.connectedComponentsWithStats(img)
+        big = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+        pts = np.column_stack(np.nonzero(labels == big)[::-1]).astype(np.float32)
+        outline, _ = cv2.findContours((labels == big).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        at = np.unique(np.concatenate(outline).reshape(-1, 2) @ np.array([1, 1 << 16]))
+        assert cv2.minAreaRect(np.column_stack([at & 0xFFFF, at >> 16]).astype(np.float32)) == cv2.minAreaRect(pts), trial

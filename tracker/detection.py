@@ -280,13 +280,19 @@ class RimColours:
         return out
 
     def evidence(self, lab: np.ndarray, window: tuple[slice, slice] | None = None,
-                 only: int | None = None) -> list[np.ndarray]:
+                 only: int | None = None, diff: list[np.ndarray] | None = None,
+                 diff_sq: np.ndarray | None = None) -> list[np.ndarray]:
         """Evidence maps, one per rim colour (or only colour ``only``); ``window``: the
-        part of the view that ``lab`` covers. ``lab`` as _lab gives it (whole a, b)."""
+        part of the view that ``lab`` covers. ``lab`` as _lab gives it (whole a, b).
+        ``diff``: its planes minus the background's, if the caller has them already;
+        ``diff_sq``: their squares' sum, (d0 d0 + d1 d1) + d2 d2, to be used up (one
+        colour only)."""
         w = window if window is not None else (slice(None), slice(None))
         H, W = lab.shape[:2]
-        planes = cv2.split(lab)
-        p = [planes[k] - self.bg[k][w] for k in range(3)]
+        if diff is None:
+            planes = cv2.split(lab)
+            diff = [planes[k] - self.bg[k][w] for k in range(3)]
+        p = diff
         # Each pixel's a, b as one 16-bit index into the gate tables: the bytes a + 128,
         # b + 128 side by side, read as one little-endian number.
         ab = cv2.merge(cv2.split(cv2.convertScaleAbs(lab, beta=128.0))[1:]).view("<u2").reshape(H, W)
@@ -300,8 +306,8 @@ class RimColours:
             live = gate > 0
             if self.bright[i] is not None:  # (dL / 0.35 > 8: lighter, or darker, by 2.8 at least)
                 live &= (p[0] > 2.79) if self.bright[i] else (p[0] < -2.79)
-            nz = np.flatnonzero(live)
-            if window is None and len(nz) < 0.25 * H * W:
+            if window is None and np.count_nonzero(live) < 0.25 * H * W:
+                nz = np.flatnonzero(live)
                 # Few pixels pass the gate: the mix is worked out on those alone.
                 ev = np.zeros(H * W, np.float32)
                 if len(nz):
@@ -310,13 +316,15 @@ class RimColours:
                                            self.bright[i])
                 out.append(ev.reshape(H, W))
             else:
-                out.append(_mix_evidence(p, terms, gate, self.bright[i]))
+                out.append(_mix_evidence(p, terms, gate, self.bright[i], diff_sq if len(pick) == 1 else None))
         return out
 
 
-def _mix_evidence(p: list[np.ndarray], terms: tuple, gate: np.ndarray, bright: bool | None) -> np.ndarray:
+def _mix_evidence(p: list[np.ndarray], terms: tuple, gate: np.ndarray, bright: bool | None,
+                  pp: np.ndarray | None = None) -> np.ndarray:
     """RimColours' evidence from the pixels' difference from the background ``p`` (3),
-    the background terms of the colour and its hue gate (a, b part)."""
+    the background terms of the colour and its hue gate (a, b part); ``pp``: |p|^2 as
+    worked out below, if the caller has it (it is used up)."""
     p0, p1, p2 = p
     d0, d1, d2, dd, inv_dd, inv_tol2 = terms
     # pp = |p|^2, pd = p . d, a = clip(pd / dd, 0, 1), r2 = max(pp - 2 a pd + a^2 dd, 0),
@@ -324,10 +332,11 @@ def _mix_evidence(p: list[np.ndarray], terms: tuple, gate: np.ndarray, bright: b
     # buffers reused in place (over a whole view the temporaries cost as much as the
     # arithmetic).
     tmp = np.multiply(p1, p1)
-    pp = np.multiply(p0, p0)
-    pp += tmp
-    np.multiply(p2, p2, out=tmp)
-    pp += tmp
+    if pp is None:
+        pp = np.multiply(p0, p0)
+        pp += tmp
+        np.multiply(p2, p2, out=tmp)
+        pp += tmp
     pd = np.multiply(p0, d0)
     np.multiply(p1, d1, out=tmp)
     pd += tmp
@@ -619,11 +628,12 @@ class TableDetector:
         self._not_token_key: tuple | None = None  # (_not_token_ids)
         self._not_token: list[int] = []
         self._ring_spectra: dict = {}  # ring kernels' spectra by image size (_correlate_many)
+        self._disc_ev: tuple | None = None  # this look's token-disc evidence (_disc_evidence)
         self._build_views()
 
     def __getstate__(self) -> dict:
         # (Sent to the look worker: the last frame's caches are not.)
-        return {**self.__dict__, "_last_relit": None, "_last_hand": None}
+        return {**self.__dict__, "_last_relit": None, "_last_hand": None, "_disc_ev": None}
 
     # -- set-up ----------------------------------------------------------------------
     def _native_px_per_in(self) -> float:
@@ -1096,6 +1106,7 @@ class TableDetector:
         self._state_tag_pos = state_seen
         self._paper_discs = paper
         self._state_votes = [v for v in self._state_votes if v[3] >= self._full_count - 2 * max(1, self.tokens_every)][-64:]
+        self._disc_ev = None  # (the look's maps: not kept past it)
         dets = Detections.from_rows(rows)
         self._add_sigma(dets)
         return dets
@@ -1262,7 +1273,12 @@ class TableDetector:
         if n < 2:
             return self._decode_search(gray, S, diam, xy)
         big = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-        pts = np.column_stack(np.nonzero(labels == big)[::-1]).astype(np.float32)
+        # The square's smallest box is its convex hull's, and every corner of that hull
+        # lies on the region's outline: the outline's pixels give the same box as all
+        # of them, a few hundred points instead of thousands.
+        outline, _ = cv2.findContours((labels == big).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        at = np.unique(np.concatenate(outline).reshape(-1, 2) @ np.array([1, 1 << 16]))  # (once each)
+        pts = np.column_stack([at & 0xFFFF, at >> 16]).astype(np.float32)
         (cx, cy), (rw, rh), ang = cv2.minAreaRect(pts)
         side = 0.5 * (rw + rh)
         if side < 0.4 * diam * S or abs(rw - rh) > 0.2 * side:
@@ -1295,19 +1311,21 @@ class TableDetector:
         when one look reads them nearly perfectly (``token_search_cost``)."""
         from calibration.markers import get_dictionary
 
-        g = cv2.GaussianBlur(gray, (0, 0), 0.6).astype(np.float32)
-        h, w = g.shape
+        g8 = cv2.GaussianBlur(gray, (0, 0), 0.6)
+        h, w = g8.shape
         # A shadow across the disc: brightness relative to the paper nearby (the local
-        # maximum over about a third of the disc), not absolute.
+        # maximum over about a third of the disc), not absolute. (The blurred close-up
+        # is still whole levels: dilated as 8-bit, then made float, it is the same, in
+        # half the time.)
         k = int(diam * S * 0.35) | 1
-        paper_level = cv2.GaussianBlur(cv2.dilate(g, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))),
-                                       (0, 0), k / 4)
-        g = 200.0 * g / np.maximum(paper_level, 20.0)
+        paper_level = cv2.GaussianBlur(cv2.dilate(g8, _ellipse(k)).astype(np.float32), (0, 0), k / 4)
+        g = 200.0 * g8.astype(np.float32) / np.maximum(paper_level, 20.0)
         X, Y, border = _search_grids(h, w, float(S), float(diam))
         vals = cv2.remap(g, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         cells, paper = vals[:, :36], vals[:, 36:]
         b = cells[:, border]
-        score = paper.mean(axis=1) - b.mean(axis=1) - 0.5 * b.std(axis=1) - 0.5 * paper.std(axis=1)
+        mb, mp = _mean(b), _mean(paper)
+        score = mp - mb - 0.5 * _std(b, mb) - 0.5 * _std(paper, mp)
         # The best border's score says whether there is a tag at all, read or not: a
         # printed tag scores 75-140, a miniature on its base 40 or less (_settle_discs).
         self._last_face = float(score.max())
@@ -1381,18 +1399,7 @@ class TableDetector:
         """Plain tokens: a treasure is a gold disc, an objective a white disc with a black
         ring. A disc of exactly the token's size, with table all round it, is a token; a
         miniature of the same colour is neither round nor of that size."""
-        if kind == "objective":
-            # White discs, black rings, printed tags: anything that differs from the
-            # empty table; the disc's size and roundness then decide. (Per channel plane:
-            # the same sums as over the pixel's three values, in a third of the time.)
-            d = [p - bg for p, bg in zip(cv2.split(lab), self._gold.bg)]  # (the empty table, per plane)
-            pp = d[0] * d[0]
-            pp += d[1] * d[1]
-            pp += d[2] * d[2]
-            ev = np.clip(np.sqrt(pp, out=pp) * (1 / 25.0), 0, 1).astype(np.float32, copy=False)
-        else:
-            ev = self._gold.evidence(lab)[0]
-        ev[~usable] = 0.0
+        ev = self._disc_evidence(lab, usable, kind)
         S = self.px_per_in
         r = diameter_in / 2 * S
         # Candidates at half resolution, the fit at full.
@@ -1423,6 +1430,39 @@ class TableDetector:
             if all(np.hypot(*(xy - k2)) > diameter_in for k2, _ in kept):
                 kept.append((xy, score))
         return kept[:n_max]
+
+    def _disc_evidence(self, lab: np.ndarray, usable: np.ndarray, kind: str) -> np.ndarray:
+        """_untagged_discs' evidence (read-only): a treasure's gold, or for an objective
+        any change from the empty table; 0 where not ``usable``. Both start from the
+        frame's difference from the empty table, plane by plane: worked out once per
+        look (``lab``, ``usable``) for both kinds, and each kind's map once (the state
+        tokens' own size reuses the objectives')."""
+        if self._disc_ev is None or self._disc_ev[0] is not lab or self._disc_ev[1] is not usable:
+            self._disc_ev = (lab, usable, {})
+        maps = self._disc_ev[2]
+        if kind in maps:
+            return maps[kind]
+        if "diff" not in maps:
+            maps["diff"] = [p - bg for p, bg in zip(cv2.split(lab), self._gold.bg)]  # (the empty table, per plane)
+        d = maps["diff"]
+        if "sq" not in maps:  # (the gold's mix starts from the same sum of squares)
+            pp = d[0] * d[0]
+            pp += d[1] * d[1]
+            pp += d[2] * d[2]
+            maps["sq"] = pp
+        if kind == "objective":
+            # White discs, black rings, printed tags: anything that differs from the
+            # empty table; the disc's size and roundness then decide. (Per channel plane:
+            # the same sums as over the pixel's three values, in a third of the time.)
+            ev = np.sqrt(maps["sq"])
+            ev *= 1 / 25.0
+            ev = np.clip(ev, 0, 1, out=ev).astype(np.float32, copy=False)
+        else:
+            ev = self._gold.evidence(lab, diff=d, diff_sq=maps["sq"].copy())[0]
+        ev[~usable] = 0.0
+        ev.setflags(write=False)
+        maps[kind] = ev
+        return ev
 
     def hand_mask(self, frame: np.ndarray) -> np.ndarray:
         """Where hands and arms cover the table in ``frame`` (floor view pixels; kept
@@ -2208,6 +2248,36 @@ def _search_grids(h: int, w: int, S: float, diam: float) -> tuple[np.ndarray, np
     for a in (X, Y, border):
         a.setflags(write=False)
     return X, Y, border
+
+
+@functools.lru_cache(maxsize=16)
+def _ellipse(k: int) -> np.ndarray:
+    el = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    el.setflags(write=False)
+    return el
+
+
+def _mean(a: np.ndarray) -> np.ndarray:
+    """a.mean(axis=1) of a 2-d float32 array: the same sum and division, without
+    numpy's bookkeeping (_decode_search calls it on thousands of short rows)."""
+    r = np.add.reduce(a, axis=1)
+    return np.true_divide(r, np.intp(a.shape[1]), out=r, casting="unsafe")
+
+
+def _std(a: np.ndarray, mean: np.ndarray | None = None) -> np.ndarray:
+    """a.std(axis=1) of a 2-d float32 array, as numpy works it out (mean, squared
+    deviations, their mean, root); ``mean``: _mean(a), if worked out already."""
+    n = np.intp(a.shape[1])
+    if mean is None:
+        m = np.add.reduce(a, axis=1, keepdims=True)
+        np.true_divide(m, n, out=m, casting="unsafe")
+    else:
+        m = mean[:, None]
+    x = np.subtract(a, m)
+    np.square(x, out=x)
+    r = np.add.reduce(x, axis=1)
+    np.true_divide(r, n, out=r, casting="unsafe")
+    return np.sqrt(r, out=r)
 
 
 def _fit_rim_at(ev: np.ndarray, cx: float, cy: float, r_from: float, r_to: float, n_rays: int = 96,
