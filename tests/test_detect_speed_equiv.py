@@ -112,3 +112,46 @@ def test_min_area_rect_from_outline():
         outline, _ = cv2.findContours((labels == big).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
         at = np.unique(np.concatenate(outline).reshape(-1, 2) @ np.array([1, 1 << 16]))
         assert cv2.minAreaRect(np.column_stack([at & 0xFFFF, at >> 16]).astype(np.float32)) == cv2.minAreaRect(pts), trial
+
+
+def test_disc_with_nothing_read_is_not_read_again_while_unchanged():
+    """A disc where a token look read nothing at all (no code weighed, no tag's border) is
+    not searched again while its close-up stays as it was: the looks report what looks
+    that read every disc report, and a close-up that changed is read again."""
+    from evalsets import eval_set
+
+    from tracker.pipeline import Pipeline
+
+    folder = eval_set("warcry-1")
+    frames = [cv2.imread(str(f)) for f in sorted((folder / "frames").glob("*.jpg"))[:2]]
+    recall, always = Pipeline.from_footage(folder).detector, Pipeline.from_footage(folder).detector
+    always.no_tag_still_in = 0.0  # (never recalls)
+    recall.tokens_every = always.tokens_every = 1  # (tokens looked for at every look)
+    searched = []
+    orig = type(recall)._decode_token_tag
+
+    def counting(self, *a):
+        searched.append(self is recall)
+        return orig(self, *a)
+
+    type(recall)._decode_token_tag = counting
+    try:
+        for frame in (frames[0], frames[0], frames[1]):
+            n0 = sum(searched)
+            a, b = recall.detect(frame), always.detect(frame)
+            for name in ("xyz", "kind", "tag_id", "side", "base_mm"):
+                assert np.array_equal(getattr(a, name), getattr(b, name)), name
+            if frame is frames[0] and n0:
+                assert sum(searched) - n0 < n0 and recall._no_tag_seen  # the same frame again: recalled
+    finally:
+        type(recall)._decode_token_tag = orig
+    # A close-up unlike the one kept (a hand, a moved miniature) is read again.
+    seen_xy, d, view, grey, face = recall._no_tag_seen[0]
+    calls = len(searched)
+    type(recall)._decode_token_tag = counting
+    try:
+        recall._no_tag_seen = [(seen_xy, d, view, 255 - grey, face)]
+        recall._decode_or_recall(frames[1], seen_xy, d, [])
+    finally:
+        type(recall)._decode_token_tag = orig
+    assert len(searched) == calls + 1
