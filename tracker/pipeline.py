@@ -96,7 +96,9 @@ class Pipeline:
         # changed since the last look (see _look_where_changed); its windows reach
         # regional_margin_in beyond what changed (a miniature's head lies up to an inch
         # from its base in the picture); over regional_max of the table, a whole look.
-        self.regional = gate
+        # Not for Epic games yet: their stands, in units in base contact, were found 0.3 %
+        # less often and 0.3 % more phantoms were reported (the Epic clip; 12 % faster).
+        self.regional = gate and config.epic is None
         self.whole_every_s = 2.0
         self.regional_margin_in = 2.5
         self.regional_max = 0.6
