@@ -155,3 +155,63 @@ def test_disc_with_nothing_read_is_not_read_again_while_unchanged():
     finally:
         type(recall)._decode_token_tag = orig
     assert len(searched) == calls + 1
+
+
+def test_rim_fits_of_all_sizes_at_once_match_one_size_at_a_time():
+    """_refine fits every size of a view and side in one _fit_rims call: each size's rays
+    over its own radii, padded with no evidence past their end (valid_m). The fits are
+    those of one call per size (rims of three sizes drawn, half of some hidden, noise)."""
+    from tracker.detection import _fit_rims
+
+    rng = np.random.default_rng(11)
+    ev = np.zeros((400, 600), np.float32)
+    S = 30.0
+    sizes = [25.0, 32.0, 50.0]
+    centres = {mm: [(80 + 120 * k + rng.uniform(-3, 3), 100 + 100 * j + rng.uniform(-3, 3)) for k in range(4)
+                    for j in range(2)] for mm in sizes}
+    for i, (mm, cs) in enumerate(centres.items()):
+        for k, (x, y) in enumerate(cs):
+            r = mm / 25.4 / 2 * S
+            cv2.circle(ev, (int(x * 16), int(y * 16)), int(r * 16), 0.9, 3, cv2.LINE_AA, 4)
+            if k % 2:  # half hidden under its miniature
+                cv2.rectangle(ev, (int(x), int(y - r - 3)), (int(x + r + 3), int(y + r + 3)), 0.0, -1)
+    ev += rng.uniform(0, 0.05, ev.shape).astype(np.float32)
+    ang = np.linspace(0, 2 * np.pi, 96, endpoint=False)
+    cos, sin = np.cos(ang), np.sin(ang)
+    expect = np.array([mm / 25.4 / 2 * S + 0.5 for mm in sizes])
+
+    def profiles(cx, cy, rho):
+        X = (cx[:, None, None] + rho[..., None, :] * cos[None, :, None]).astype(np.float32)
+        Y = (cy[:, None, None] + rho[..., None, :] * sin[None, :, None]).astype(np.float32)
+        m = X.shape[-1]
+        return cv2.remap(ev, X.reshape(-1, m), Y.reshape(-1, m), cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                         borderValue=0).reshape(len(cx), 96, m)
+
+    one, rhos, cxs, cys = [], [], [], []
+    for mm, cs in centres.items():
+        r0 = mm / 25.4 / 2 * S
+        rho = np.arange(0.6 * r0, r0 + 0.35 * S, 0.5, dtype=np.float32)
+        cx, cy = np.array([c[0] for c in cs]) + 1.5, np.array([c[1] for c in cs]) - 1.0  # candidates a bit off
+        one += _fit_rims(profiles(cx, cy, rho), rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expect,
+                         expect_weight=16.0, expect_min_score=0.1 + mm / 500, start_r=np.full(len(cs), r0 + 0.5))
+        rhos.append(rho), cxs.append(cx), cys.append(cy)
+    m = max(len(r) for r in rhos)
+    rho2 = np.concatenate([np.repeat(np.concatenate([r, r[-1] + 0.5 * np.arange(1, m - len(r) + 1)]).astype(np.float32)[None],
+                                     len(cx), axis=0) for r, cx in zip(rhos, cxs)])
+    valid = np.concatenate([np.full(len(cx), len(r)) for r, cx in zip(rhos, cxs)])
+    cx, cy = np.concatenate(cxs), np.concatenate(cys)
+    prof = profiles(cx, cy, rho2) * (np.arange(m)[None, None, :] < valid[:, None, None])
+    least = np.concatenate([np.full(len(c), 0.1 + mm / 500) for mm, c in zip(sizes, cxs)])
+    start = np.concatenate([np.full(len(c), mm / 25.4 / 2 * S + 0.5) for mm, c in zip(sizes, cxs)])
+    all_at_once = _fit_rims(prof, rho2, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expect, expect_weight=16.0,
+                            expect_min_score=least, start_r=start, valid_m=valid)
+    assert sum(f is not None for f in one) >= 20
+    assert [f is None for f in one] == [f is None for f in all_at_once]
+    for a, b in zip(one, all_at_once):
+        if a is not None:
+            assert np.allclose(a, b, rtol=0, atol=1e-6), (a, b)
+    # Without valid_m the padding would be read as the rims' edge: not the same fits.
+    blind = _fit_rims(prof, rho2, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expect, expect_weight=16.0,
+                      expect_min_score=least, start_r=start)
+    assert any((a is None) != (b is None) or (a is not None and not np.allclose(a, b, atol=1e-6))
+               for a, b in zip(one, blind))

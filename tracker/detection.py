@@ -1673,24 +1673,43 @@ class TableDetector:
         groups: dict[tuple[int, int, float], list[_Candidate]] = {}
         for c in cands:
             groups.setdefault((c.view, c.side, c.base_mm), []).append(c)
-        rays: list[tuple] = []
+        # All sizes of a view and side in one fit (its fixed costs, paid once): each
+        # size's rays over its own radii, the shorter ones padded with no evidence,
+        # which the edge rule is told to leave alone (_fit_rims' valid_m).
+        done: dict[tuple[int, int, float], tuple] = {}
+        by_view_side: dict[tuple[int, int], list[tuple[float, list[_Candidate]]]] = {}
         for (view, side, mm), group in groups.items():
+            by_view_side.setdefault((view, side), []).append((mm, group))
+        for (view, side), sized in by_view_side.items():
             ev = ev_by_view_side[(view, side)]
-            r0 = mm / MM_PER_IN / 2 * S
-            rho = np.arange(0.6 * r0, r0 + 0.35 * S, 0.5, dtype=np.float32)
-            cx = np.array([c.col for c in group])
-            cy = np.array([c.row for c in group])
-            X = (cx[:, None, None] + rho[None, None, :] * cos[None, :, None]).astype(np.float32)
-            Y = (cy[:, None, None] + rho[None, None, :] * sin[None, :, None]).astype(np.float32)
-            prof = cv2.remap(ev, X.reshape(-1, len(rho)), Y.reshape(-1, len(rho)), cv2.INTER_LINEAR,
-                             borderMode=cv2.BORDER_CONSTANT, borderValue=0).reshape(len(group), n_rays, len(rho))
+            rhos = [np.arange(0.6 * r0, r0 + 0.35 * S, 0.5, dtype=np.float32)
+                    for r0 in (mm / MM_PER_IN / 2 * S for mm, _ in sized)]
+            m = max(len(r) for r in rhos)
+            cx = np.array([c.col for _, group in sized for c in group])
+            cy = np.array([c.row for _, group in sized for c in group])
+            rho2 = np.concatenate([np.repeat(np.concatenate([r, r[-1] + 0.5 * np.arange(1, m - len(r) + 1,
+                                                                                          dtype=np.float32)])[None],
+                                             len(group), axis=0) for r, (_, group) in zip(rhos, sized)])
+            valid = np.concatenate([np.full(len(group), len(r)) for r, (_, group) in zip(rhos, sized)])
+            X = (cx[:, None, None] + rho2[:, None, :] * cos[None, :, None]).astype(np.float32)
+            Y = (cy[:, None, None] + rho2[:, None, :] * sin[None, :, None]).astype(np.float32)
+            prof = cv2.remap(ev, X.reshape(-1, m), Y.reshape(-1, m), cv2.INTER_LINEAR,
+                             borderMode=cv2.BORDER_CONSTANT, borderValue=0).reshape(len(cx), n_rays, m)
+            prof *= (np.arange(m)[None, None, :] < valid[:, None, None])  # (no evidence past a ray's end)
             if side not in expected:
                 expected[side] = self._expected_edges(side)
-            start = np.full(len(group), self._edge_radius(side, mm))
-            fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expected[side],
-                             expect_weight=self.radius_prior_weight, expect_min_score=self._min_score(mm),
-                             start_r=start)
-            rays.append((side, group, prof, rho, cx, cy, fits))
+            start = np.concatenate([np.full(len(group), self._edge_radius(side, mm)) for mm, group in sized])
+            least = np.concatenate([np.full(len(group), self._min_score(mm)) for mm, group in sized])
+            fits = _fit_rims(prof, rho2, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expected[side],
+                             expect_weight=self.radius_prior_weight, expect_min_score=least,
+                             start_r=start, valid_m=valid)
+            k = 0
+            for r, (mm, group) in zip(rhos, sized):
+                n = len(group)
+                done[(view, side, mm)] = (side, group, prof[k:k + n, :, :len(r)], r, cx[k:k + n], cy[k:k + n],
+                                          fits[k:k + n])
+                k += n
+        rays = [done[key] for key in groups]
         fitted = self._learn_edge_bias(rays, cos, sin)
         # Strongest candidates first: a rim fitted well claims its place, and the weaker
         # candidates round its centre (the same rim at other sizes, or read as another
@@ -2339,11 +2358,14 @@ def _fit_rims_at(ev: np.ndarray, cx: np.ndarray, cy: np.ndarray, r_from: float, 
     return _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=thin_px)
 
 
-def _ray_edges(prof: np.ndarray, rho: np.ndarray):
+def _ray_edges(prof: np.ndarray, rho: np.ndarray, valid_m: np.ndarray | None = None):
     """The rim's outer edge on each ray (prof[c, i, j]: candidate c, ray i, radius rho[j]):
     where the evidence, past its peak, first falls below half the peak (sub-sample), if
     the peak is real and the evidence stays low just beyond (a rim, not a blob's ragged
-    edge). Returns (edge radius, usable, edge sample index, peak), each (N, n)."""
+    edge). Returns (edge radius, usable, edge sample index, peak), each (N, n).
+
+    ``rho`` (m,) or per candidate (N, m); ``valid_m`` (N,): each candidate's rays end
+    there, the samples after it padding of no evidence (0): never an edge."""
     m = prof.shape[2]
     # Values picked by flat index (one gather each, not take_along_axis: the same
     # values, at a fraction of its bookkeeping; this runs for every group of a look).
@@ -2354,6 +2376,8 @@ def _ray_edges(prof: np.ndarray, rho: np.ndarray):
     half = 0.5 * peak
     below = prof < half[..., None]
     below &= np.arange(m) > jpk[..., None]
+    if valid_m is not None:
+        below &= np.arange(m) < np.asarray(valid_m)[:, None, None]
     j1 = below.argmax(axis=2)
     has = below.reshape(-1)[row + j1] & (peak > 0.10)
     j1 = np.where(has, j1, 0)
@@ -2367,13 +2391,18 @@ def _ray_edges(prof: np.ndarray, rho: np.ndarray):
     a = flat[row + j0]
     b = flat[row + j1]
     frac = np.clip((a - half) / np.maximum(a - b, 1e-6), 0, 1)
-    r_edge = rho[j0] + frac * (rho[1] - rho[0])
+    if rho.ndim == 2:
+        r_edge = np.take_along_axis(rho, j0.reshape(len(rho), -1), axis=1).reshape(j0.shape) \
+            + frac * (rho[:, 1] - rho[:, 0])[:, None]
+    else:
+        r_edge = rho[j0] + frac * (rho[1] - rho[0])
     return r_edge, use, j1, peak
 
 
 def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: np.ndarray, cy: np.ndarray,
               thin_px: float | None = None, expect_r: np.ndarray | None = None, expect_weight: float = 0.0,
-              expect_min_score: float = 0.0, start_r: np.ndarray | None = None) -> list[tuple | None]:
+              expect_min_score: float | np.ndarray = 0.0, start_r: np.ndarray | None = None,
+              valid_m: np.ndarray | None = None) -> list[tuple | None]:
     """_fit_rim for many candidates at once: prof[c, i, j] is candidate c's evidence on
     ray i at radius rho[j]. Same edge rule, same re-weighted circle fit, same score;
     one pass of array arithmetic instead of a Python loop per candidate.
@@ -2396,7 +2425,7 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
     N, n, m = prof.shape
     if N == 0:
         return []
-    r_edge, use, j1, peak = _ray_edges(prof, rho)
+    r_edge, use, j1, peak = _ray_edges(prof, rho, valid_m)
     out: list[tuple | None] = [None] * N
     live = np.flatnonzero(use.sum(axis=1) >= 12)
     if not len(live):
@@ -2408,7 +2437,8 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
     if thin_px is not None:
         # A rim is thin: a little way inside its outer edge the colour stops (base top,
         # miniature); a miniature's own outline is colour all the way in.
-        k_in = max(2, int(round(thin_px / float(rho[1] - rho[0]))))
+        step = float(rho[0, 1] - rho[0, 0]) if rho.ndim == 2 else float(rho[1] - rho[0])
+        k_in = max(2, int(round(thin_px / step)))
         inner = prof.reshape(-1)[np.arange(0, N * n * m, m).reshape(N, n)[live] + np.clip(j1[live] - k_in, 0, m - 1)]
         weight = np.where(inner < 0.5 * peak[live], 1.0, 0.25)
     # (Giving solid edge points less say in where the circle lies, as in the score, fits
@@ -2471,7 +2501,8 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         choices = np.broadcast_to(np.asarray(expect_r, float), (N, np.shape(expect_r)[-1]))[live]
         near = np.take_along_axis(choices, np.argmin(np.abs(np.nan_to_num(choices, nan=1e9) - R[:, None]), axis=1)[:, None],
                                   axis=1)[:, 0]
-        sel = np.isfinite(near) & (score >= expect_min_score) & (n_in >= 10)
+        least = np.broadcast_to(np.asarray(expect_min_score, float), (N,))[live]
+        sel = np.isfinite(near) & (score >= least) & (n_in >= 10)
         if sel.any():
             xc, yc = _centre_with_radius(px[sel], py[sel], use_l[sel], xc, yc, R, near[sel], expect_weight, sel, inl[sel])
     # (Whole arrays to Python floats at once: the same values, fewer conversions.)
