@@ -76,6 +76,7 @@ class Pipeline:
 
             self.epic = EpicTable(config.epic)
         self.full_every = full_every
+        self.hands_look_every = 5  # while hands are over the table, a look every this many frames
         self._last_full = -10**9  # source index of the last full look
         self._processed = 0  # frames processed (a live player skips some)
         self._last_full_processed = -10**9
@@ -148,7 +149,7 @@ class Pipeline:
         re-found near where it was (a tenth of the work)."""
         tracks = self.tracker.tracks
         # Hands move fighters: look at the whole table every other frame while they are there.
-        every = min(self.full_every, 2) if self._hands_now else self.full_every
+        every = min(self.full_every, self.hands_look_every) if self._hands_now else self.full_every
         # Counted in frames this pipeline processed, not source frames: a live player
         # that skips frames while a full look runs would otherwise make every frame it
         # does process a full look (and the overlay lag the camera by a full look each).
