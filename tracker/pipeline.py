@@ -76,7 +76,11 @@ class Pipeline:
 
             self.epic = EpicTable(config.epic)
         self.full_every = full_every
-        self.hands_look_every = 5  # while hands are over the table, a look every this many frames
+        # While hands are over the table, a look every this many frames. 2 before regional
+        # looks (each looks round lost fighters and where the picture changed); 5 costs
+        # the bundled clip 0.0017 in of RMS and an unpaced 1080p game 0.2 % of its
+        # fighter-frames, for 20 % more frames a second.
+        self.hands_look_every = 5
         self._last_full = -10**9  # source index of the last full look
         self._processed = 0  # frames processed (a live player skips some)
         self._last_full_processed = -10**9
@@ -144,11 +148,11 @@ class Pipeline:
         self.detector.tokens_every = 2 if self._full_every > 1 else 1
 
     def _detect(self, frame: np.ndarray, index: int) -> "Detections":
-        """The whole table every ``full_every`` frames, when a hand has just left it, and
-        while a new base waits to be confirmed; in between, each known fighter is only
-        re-found near where it was (a tenth of the work)."""
+        """A look every ``full_every`` frames (``hands_look_every`` while hands are over
+        the table), when a hand has just left it, and while a new base waits to be
+        confirmed: regional where it may be (_look_where_changed), else whole; in between,
+        fighters are only re-found near where they were (_follow_changed)."""
         tracks = self.tracker.tracks
-        # Hands move fighters: look at the whole table every other frame while they are there.
         every = min(self.full_every, self.hands_look_every) if self._hands_now else self.full_every
         # Counted in frames this pipeline processed, not source frames: a live player
         # that skips frames while a full look runs would otherwise make every frame it
