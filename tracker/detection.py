@@ -1346,8 +1346,6 @@ class TableDetector:
         call in one look is summed with the looks before at the same place (``xy``)
         until one code clearly wins. Objective and treasure ids are taken from here only
         when one look reads them nearly perfectly (``token_search_cost``)."""
-        from calibration.markers import get_dictionary
-
         g8 = cv2.GaussianBlur(gray, (0, 0), 0.6)
         h, w = g8.shape
         # A shadow across the disc: brightness relative to the paper nearby (the local

@@ -315,7 +315,6 @@ class Pipeline:
             return None
         change = self._look_gate.check(None, self._small_now)
         if change.everything:
-            self._whole_why = "everything"
             return None
         gm = self._gate_map
         cells = change.mask & gm.table_cells
@@ -328,14 +327,12 @@ class Pipeline:
             # Something changed at a token: a whole look, with tokens. While hands are
             # over the table a look says nothing of the tokens they hide (the tracker
             # keeps them), so the change there is kept for the look after they leave.
-            self._whole_why = "token"
             return None
         # What changed under a hand is left for when it has gone (not covered, so not
         # accepted): nothing under it can be seen.
         hand = self.detector.hand_mask(frame)
         windows, covered = self._regions().windows(cells, hand if hand.any() else None, spots)
         if windows is None:
-            self._whole_why = "area"
             return None
         return windows, change, change.mask & covered & ~at_tokens
 
