@@ -28,7 +28,7 @@ import numpy as np
 from .world import MM_PER_IN
 
 __all__ = ["Change", "MotionGate", "GateMap", "Plan", "RegionMap", "held_detections", "follow_some",
-           "cylinder_boxes", "unchanged_in"]
+           "cylinder_boxes", "unchanged_in", "clear_of", "apart"]
 
 # |N(0, s)| has median 0.6745 s.
 _MAD_TO_SIGMA = 1.0 / 0.6745
@@ -248,8 +248,7 @@ class GateMap:
 
     def fighter_boxes(self, tracks) -> list[tuple[float, ...]]:
         xyz = np.array([t.xyz for t in tracks], float).reshape(-1, 3)
-        r = np.array([(np.hypot(*t.size_mm) if t.shape != "round" else t.base_mm) / 25.4 / 2 + self.reach_in
-                      for t in tracks])
+        r = np.array([t.reach_in + self.reach_in for t in tracks])
         return self._boxes(xyz, r, self.base_in + self.figure_in)
 
     def token_boxes(self, tokens) -> list[tuple[float, ...]]:
@@ -380,11 +379,16 @@ def clear_of(bases, xy: np.ndarray, radius_in: np.ndarray) -> np.ndarray:
     """Which of ``bases`` (Detections) lie clear of the bases at ``xy`` (N, 2) with radii
     ``radius_in``: bases never overlap, so one closer to another than their radii allow
     (less measurement error) is that other base seen again, or its rim."""
-    keep = np.ones(len(bases), bool)
-    if len(bases) and len(xy):
-        r = bases.base_mm / MM_PER_IN / 2
-        d = np.hypot(bases.xyz[:, None, 0] - xy[None, :, 0], bases.xyz[:, None, 1] - xy[None, :, 1])
-        keep = np.all(d >= 0.85 * (r[:, None] + radius_in[None, :]), axis=1)
+    return apart(bases.xyz[:, :2], bases.base_mm / MM_PER_IN / 2, xy, radius_in)
+
+
+def apart(xy: np.ndarray, radius_in: np.ndarray, other_xy: np.ndarray, other_radius_in: np.ndarray) -> np.ndarray:
+    """clear_of for places given as arrays: which of the bases at ``xy`` (M, 2) with radii
+    ``radius_in`` lie clear of every one at ``other_xy`` with ``other_radius_in``."""
+    keep = np.ones(len(xy), bool)
+    if len(xy) and len(other_xy):
+        d = np.hypot(xy[:, None, 0] - other_xy[None, :, 0], xy[:, None, 1] - other_xy[None, :, 1])
+        keep = np.all(d >= 0.85 * (np.asarray(radius_in)[:, None] + np.asarray(other_radius_in)[None, :]), axis=1)
     return keep
 
 

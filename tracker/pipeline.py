@@ -319,8 +319,7 @@ class Pipeline:
         gm = self._gate_map
         cells = change.mask & gm.table_cells
         recent = self.whole_every_s * self.fps
-        spots = [(float(t.xyz[0]), float(t.xyz[1]), 0.5 + (np.hypot(*t.size_mm) if t.shape != "round" else t.base_mm)
-                  / MM_PER_IN / 2) for t in self.tracker.tracks
+        spots = [(float(t.xyz[0]), float(t.xyz[1]), 0.5 + t.reach_in) for t in self.tracker.tracks
                  if not t.confirmed or t.last_seen < self._last_index or index - t.first_seen < recent]
         at_tokens = self._token_cells(change)
         if (cells & at_tokens).any() and not self._hands_now:
@@ -364,7 +363,7 @@ class Pipeline:
         """A regional look made at once (see _region_plan), the fighters it does not
         account for followed; None when a whole look is wanted instead."""
         from .detection import KIND_BASE, Detections
-        from .motion import clear_of
+        from .motion import apart, clear_of
 
         plan = self._region_plan(frame, index)
         if plan is None:
@@ -379,10 +378,7 @@ class Pipeline:
         found = _look_regions(self.detector, frame, windows)
         found = found[found.kind == KIND_BASE]
         where = np.array([t.predict(1)[:2] for t in tracks], float).reshape(-1, 2)
-        radius = np.array([(np.hypot(*t.size_mm) if t.shape != "round" else t.base_mm) / MM_PER_IN / 2
-                           for t in tracks])
-        seen = ~clear_of(_Bases(where, radius), found.xyz[:, :2], found.base_mm / MM_PER_IN / 2) \
-            if len(found) else np.zeros(len(tracks), bool)
+        seen = ~apart(where, np.array([t.reach_in for t in tracks]), found.xyz[:, :2], found.base_mm / MM_PER_IN / 2)
         rest = [t for t, s in zip(tracks, seen) if not s]
         # (All of them, changed round them or not: a fighter a follow would lose though
         # nothing changed round it, held between looks, is found out here. Followed only
@@ -630,25 +626,6 @@ class Pipeline:
             state = replace(epic.state, extra={**state.extra, "epic": epic.summary()})
         self._state = state
         return FrameResult(index, time_s, frame, state, dets, timings, epic)
-
-
-@dataclass
-class _Bases:
-    """Known fighters' places as motion.clear_of takes bases (centre, base size)."""
-
-    where: np.ndarray
-    radius_in: np.ndarray
-
-    @property
-    def xyz(self) -> np.ndarray:
-        return self.where
-
-    @property
-    def base_mm(self) -> np.ndarray:
-        return self.radius_in * 2 * MM_PER_IN
-
-    def __len__(self) -> int:
-        return len(self.where)
 
 
 class _HeldLook:

@@ -62,6 +62,12 @@ class _Track:
         across the table keeps going (a unit of Epic stands moves ~0.5 in a frame)."""
         return self.xyz + self.vel * min(max(frames, 0), 3)
 
+    @property
+    def reach_in(self) -> float:
+        """How far its base reaches from its centre: the radius of a round base, half the
+        diagonal of an oval or rectangular one."""
+        return (float(np.hypot(*self.size_mm)) if self.shape != "round" else self.base_mm) / MM_PER_IN / 2
+
     def base(self) -> Base:
         if self.shape == "round":
             return Base.round_mm(self.base_mm)
