@@ -660,8 +660,14 @@ class TableDetector:
         margin = 1.0
         rect = (-margin, -margin, W + margin, D + margin)
         self.floor = PlaneView.build(self.camera, t, rect, self.px_per_in, self.image_size)
-        # Hands are big: they are looked for at half the table resolution (4x cheaper).
-        self.floor_half = PlaneView.build(self.camera, t, rect, self.px_per_in / 2, self.image_size)
+        # Hands are big: they are looked for in a coarse view, the floor view's resolution
+        # halved while it stays at 7.5 pixels an inch or more (a 1080p camera's 31: 7.75;
+        # four times coarser, a sixteenth of the cost). Coarser still, the opening that
+        # clears specks of skin colour took a hand coming in at a 720p table's edge away.
+        div = 2
+        while self.px_per_in / (2 * div) >= 7.5:
+            div *= 2
+        self.floor_hands = PlaneView.build(self.camera, t, rect, self.px_per_in / div, self.image_size)
         # Camera pixels spread over the play area (4 a square inch, at most 4000) to
         # measure the light by (relight): read one by one, no view re-sampled.
         w, h = max(1, int(W * 2)), max(1, int(D * 2))
@@ -714,11 +720,11 @@ class TableDetector:
         same table resolution. The empty table, already re-sampled into the world-aligned
         views, is kept as it is: re-sampling the old photograph through the new camera
         would misplace every colour by the bump."""
-        kept = (self._bg_floor, self._bg_half, self._bg_platforms, self._rims_floor, self._rims_platforms, self._gold)
+        kept = (self._bg_floor, self._bg_hands, self._bg_platforms, self._rims_floor, self._rims_platforms, self._gold)
         self.camera = camera
         self._no_tag_seen = []  # (close-ups taken through the old pose)
         self._build_views(resample_background=False)
-        (self._bg_floor, self._bg_half, self._bg_platforms, self._rims_floor, self._rims_platforms, self._gold) = kept
+        (self._bg_floor, self._bg_hands, self._bg_platforms, self._rims_floor, self._rims_platforms, self._gold) = kept
 
     def set_background(self, empty_table_bgr: np.ndarray | None) -> None:
         """The empty table, as the camera sees it (``table.jpg``). Without one, the first
@@ -733,7 +739,7 @@ class TableDetector:
             if ok.sum() >= 200:
                 self._bg_probe, self._probe_ok = bg, ok
         self._bg_floor = None if empty_table_bgr is None else _lab(self.floor.sample(empty_table_bgr))
-        self._bg_half = None if empty_table_bgr is None else _lab(self.floor_half.sample(empty_table_bgr))
+        self._bg_hands = None if empty_table_bgr is None else _lab(self.floor_hands.sample(empty_table_bgr))
         self._bg_platforms = [] if empty_table_bgr is None else \
             [_lab(v.sample(empty_table_bgr)) for _, v, _ in self.platform_views]
         rims = [self._rim_seen[s] for s, _, _ in self._side_lab()]
@@ -1505,8 +1511,8 @@ class TableDetector:
         return self._hand_mask(self.relight(frame))
 
     def _hand_mask(self, frame: np.ndarray) -> np.ndarray:
-        """Skin-coloured regions far larger than any base: hands and arms. Found at half
-        resolution, returned at the floor view's. The last frame's is kept: a frame
+        """Skin-coloured regions far larger than any base: hands and arms. Found in the
+        coarse ``floor_hands`` view, returned at the floor view's. The last frame's is kept: a frame
         both followed and looked at in part (a regional look) is searched once."""
         last = self._last_hand
         if last is not None and last[0] is frame and last[1] == self.floor.shape:
@@ -1517,16 +1523,16 @@ class TableDetector:
         return mask
 
     def _find_hands(self, frame: np.ndarray) -> np.ndarray:
-        half_bgr = self.floor_half.sample(frame)
-        S = self.px_per_in / 2
+        coarse_bgr = self.floor_hands.sample(frame)
+        S = self.floor_hands.px_per_in
         H, W = self.floor.shape
-        ycc = cv2.cvtColor(half_bgr, cv2.COLOR_BGR2YCrCb)
+        ycc = cv2.cvtColor(coarse_bgr, cv2.COLOR_BGR2YCrCb)
         skin = cv2.inRange(ycc, (40, 138, 77), (255, 178, 127))
         if not cv2.countNonZero(skin):
             return np.zeros((H, W), bool)  # (no skin colour anywhere: nothing below can find any)
-        if self._bg_half is not None:
+        if self._bg_hands is not None:
             # Changed from the empty table: |dL| + |da| + |db| over 12 (summed by cv2.transform).
-            change = cv2.transform(cv2.absdiff(_lab(half_bgr), self._bg_half), np.ones((1, 3)))
+            change = cv2.transform(cv2.absdiff(_lab(coarse_bgr), self._bg_hands), np.ones((1, 3)))
             skin &= cv2.compare(change, 12, cv2.CMP_GT)
         k = max(3, int(S * 0.15) | 1)
         skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
