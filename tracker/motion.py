@@ -161,14 +161,17 @@ def cylinder_boxes(camera, xyz: np.ndarray, radius_in: np.ndarray, height_in: fl
     """Image boxes (x0, y0, x1, y1) of upright cylinders (centre xyz, radius, height) seen by the camera."""
     if not len(xyz):
         return []
+    xyz = np.asarray(xyz, float).reshape(-1, 3)
     a = np.linspace(0, 2 * np.pi, 8, endpoint=False)
-    ring = np.c_[np.cos(a), np.sin(a)]
-    pts = []
-    for (x, y, z), r in zip(xyz, radius_in):
-        for dz in (0.0, height_in):
-            pts.append(np.c_[x + r * ring[:, 0], y + r * ring[:, 1], np.full(8, z + dz)])
-    uv = np.asarray(camera.project(np.vstack(pts)), float).reshape(len(xyz), 16, 2)
-    return [(float(u[:, 0].min()), float(u[:, 1].min()), float(u[:, 0].max()), float(u[:, 1].max())) for u in uv]
+    # Per cylinder: 8 points round its foot, then 8 round its top, all projected at once.
+    r = np.asarray(radius_in, float).reshape(-1, 1, 1)
+    pts = np.empty((len(xyz), 2, 8, 3))
+    pts[..., 0] = xyz[:, None, None, 0] + r * np.cos(a)
+    pts[..., 1] = xyz[:, None, None, 1] + r * np.sin(a)
+    pts[..., 2] = xyz[:, None, None, 2] + np.array([0.0, height_in])[None, :, None]
+    uv = np.asarray(camera.project(pts.reshape(-1, 3)), float).reshape(len(xyz), 16, 2)
+    lo, hi = uv.min(axis=1), uv.max(axis=1)
+    return list(zip(lo[:, 0].tolist(), lo[:, 1].tolist(), hi[:, 0].tolist(), hi[:, 1].tolist()))
 
 
 def unchanged_in(gate: MotionGate, then_small: np.ndarray, frame: np.ndarray,
