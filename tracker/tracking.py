@@ -27,6 +27,7 @@ from .world import MM_PER_IN, Base, Fighter, Token, WorldState
 
 UNMATCHED = 1e6
 _SHAPES = {0: "round", 1: "oval", 2: "rect"}
+_SHAPE_CODES = {name: code for code, name in _SHAPES.items()}
 
 
 def _shape_of(bases: Detections, j: int) -> dict[str, Any]:
@@ -199,22 +200,33 @@ class FighterTracker:
             # misfit of it: never a hidden fighter's from afar. Bases do not overlap, and a
             # fighter long under a hand has a gate of inches, wide enough to take a
             # neighbour's base across the table when that one's fit moves.
-            in_sight = [t for t in self.tracks if t.confirmed and not t.occluded and index - t.last_seen <= 2]
-            on_one = np.zeros((len(in_sight), n_d), bool)
-            for k, t in enumerate(in_sight):
-                on_one[k] = np.linalg.norm(bases.xyz[:, :2] - t.xyz[:2], axis=1) < t.base_mm / MM_PER_IN / 2
-            for i, t in enumerate(self.tracks):
-                gate = self._gate(index - t.last_seen) * (4.0 if t.occluded else 1.0)
-                d = np.linalg.norm(bases.xyz[:, :2] - t.predict(index - t.last_seen)[:2], axis=1)
-                same_side = bases.side == t.side
-                size_pen = np.where(np.abs(bases.base_mm - t.base_mm) < 1.0, 0.0, 0.3)
-                if len(bases.shape) and (t.shape != "round" or bases.shape.any()):
-                    size_pen = np.array([0.0 if t.same_base(_SHAPES[int(bases.shape[j])], bases.size_mm[j],
-                                                            float(bases.base_mm[j])) else 0.3 for j in range(n_d)])
-                ok = same_side & (d <= gate)
-                if t.occluded or index - t.last_seen > 2:
-                    ok &= ~np.any(on_one[[k for k, o in enumerate(in_sight) if o is not t]], axis=0)
-                cost[i, ok] = d[ok] + size_pen[ok]
+            tracks = self.tracks
+            in_sight = np.array([t.confirmed and not t.occluded and index - t.last_seen <= 2 for t in tracks], bool)
+            here = np.array([t.xyz[:2] for t in tracks], float).reshape(-1, 2)
+            radius = np.array([t.base_mm for t in tracks], float) / MM_PER_IN / 2
+            xy = bases.xyz[:, :2]
+            on_one = np.linalg.norm(xy[None] - here[in_sight][:, None], axis=2) < radius[in_sight][:, None]
+            # All tracks against all bases at once (a loop per track cost an Epic game's
+            # forty stands 4 ms a frame): distance from where each should be now, within
+            # its gate, on its side.
+            where = np.array([t.predict(index - t.last_seen)[:2] for t in tracks], float).reshape(-1, 2)
+            d = np.linalg.norm(xy[None] - where[:, None], axis=2)
+            gate = np.array([self._gate(index - t.last_seen) * (4.0 if t.occluded else 1.0) for t in tracks])
+            ok = (bases.side[None, :] == np.array([t.side for t in tracks])[:, None]) & (d <= gate[:, None])
+            # A hidden or long-unseen fighter is never another's: those in sight are not it.
+            stale = np.array([t.occluded or index - t.last_seen > 2 for t in tracks], bool)
+            ok[stale] &= ~on_one.any(axis=0)
+            # A base of another size (a round one) or another shape and size costs 0.3 in more.
+            mm = np.array([t.base_mm for t in tracks], float)
+            same = np.abs(bases.base_mm[None, :] - mm[:, None]) < 1.0
+            if len(bases.shape):
+                code = np.array([_SHAPE_CODES[t.shape] for t in tracks])
+                size = np.array([t.size_mm for t in tracks], float).reshape(-1, 2)
+                close = (np.abs(bases.size_mm[None, :, 0] - size[:, None, 0]) < 1.0) & \
+                    (np.abs(bases.size_mm[None, :, 1] - size[:, None, 1]) < 1.0)
+                same = (code[:, None] == bases.shape[None, :]) & np.where(bases.shape[None, :] == 0, same, close)
+            size_pen = np.where(same, 0.0, 0.3)
+            cost[ok] = d[ok] + size_pen[ok]
             rows, cols = linear_sum_assignment(cost)
             for i, j in zip(rows, cols):
                 if cost[i, j] >= UNMATCHED:
