@@ -316,15 +316,15 @@ def fit_shapes(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy:
     # that borrows a neighbour's edges or lies across two touching stands leaves one bare.
     sides = np.stack([seen[:, i].mean(axis=1) for i in idx], axis=1)
     band, band_mean, cross = _band_and_cross(ev, shape, hx, hy, cx, cy, th, d0 - bias, counts)
-    out: list[ShapeFit | None] = [None] * N
-    for i in range(N):
-        if (inl[i] | inl_in[i]).sum() < 8:
-            continue
-        rr = np.concatenate([res[i][inl[i]], res_in[i][inl_in[i]]])
-        out[i] = ShapeFit(float(cx[i]), float(cy[i]), float(th[i] % math.pi), float(d0[i]), float(score[i]),
-                          float(np.sqrt(np.mean(rr ** 2))), tuple(float(q) for q in sides[i]),
-                          tuple(float(q) for q in band[i]), tuple(float(q) for q in band_mean[i]), float(cross[i]))
-    return out
+    # The rms residual of each fit's inliers, and the fits as tuples, all at once (a
+    # few numpy calls per fit added up to some 2 ms in a full look's 30).
+    n_in = inl.sum(axis=1) + inl_in.sum(axis=1)
+    resid = np.sqrt((np.where(inl, res * res, 0.0).sum(axis=1) + np.where(inl_in, res_in * res_in, 0.0).sum(axis=1))
+                    / np.maximum(n_in, 1))
+    fitted = (inl | inl_in).sum(axis=1) >= 8
+    per_fit = (q.tolist() for q in (fitted, cx, cy, th % math.pi, d0, score, resid, sides, band, band_mean, cross))
+    return [ShapeFit(*vals, tuple(sd), tuple(bd), tuple(bm), cr) if ok else None
+            for ok, *vals, sd, bd, bm, cr in zip(*per_fit)]
 
 
 def shape_polygon(shape: str, width_in: float, depth_in: float, x: float, y: float, angle_deg: float,
