@@ -204,8 +204,10 @@ def _edges(prof: np.ndarray, s: np.ndarray, thin_steps: int) -> tuple[np.ndarray
     # The most evidence in the 4 steps from j1 on (past the end: 0).
     pad = np.zeros((n, m + 4), P.dtype)
     pad[:, :m] = P
-    at = pad.ravel()[(row + 4 * np.arange(n) + j1)[:, None] + np.arange(4)]
-    use = has & (at.max(axis=1) < 0.6 * peak) & (j1 > 0)
+    # (Four gathers of a value per profile: a max along rows of 4 costs three times more.)
+    g, at = pad.ravel(), row + 4 * np.arange(n) + j1
+    after = np.maximum(np.maximum(g[at], g[at + 1]), np.maximum(g[at + 2], g[at + 3]))
+    use = has & (after < 0.6 * peak) & (j1 > 0)
     j0 = np.maximum(j1 - 1, 0)
     a, b, inner = flat[row + np.stack([j0, j1, np.minimum(np.maximum(j1 - thin_steps, 0), m - 1)])]
     ds = s[1] - s[0]
