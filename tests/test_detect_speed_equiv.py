@@ -215,3 +215,43 @@ def test_rim_fits_of_all_sizes_at_once_match_one_size_at_a_time():
                       expect_min_score=least, start_r=start)
     assert any((a is None) != (b is None) or (a is not None and not np.allclose(a, b, atol=1e-6))
                for a, b in zip(one, blind))
+
+
+def test_outline_correlation_from_one_spectrum_is_filter2d_to_the_bit(epic_pipeline):
+    """_filter_many gives filter2D's responses to the last bit: the Epic clip's own
+    evidence round its blobs against the outline turned 12 ways (a full look), and a
+    stand's window against three turns off the 15-degree grid (a follow), each with the
+    kernels' spectra made and then kept; and a crop filter2D would cut into tiles."""
+    from pathlib import Path
+
+    from tracker.detection import _blob_boxes, _filter_many
+    from tracker.sources import open_source
+
+    det = epic_pipeline.fresh().detector
+    evs = {}
+    find_shapes = det._find_shapes
+    det._find_shapes = lambda maps: evs.update(maps) or find_shapes(maps)
+    with open_source(Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo") as src:
+        det.detect(next(iter(src))[2])
+    angles = np.arange(12) * (np.pi / 12)
+    crops = 0
+    for (view, side), ev in evs.items():
+        for spec in [b for s, b in det._shaped if s == side]:
+            full = [det._shape_kernel(spec, a, False) for a in angles]
+            turned = [det._shape_kernel(spec, a, False) for a in (0.41, 0.67, 0.93)]
+            R = full[0].shape[0] // 2 + 1
+            for x0, y0, bw, bh, _ in _blob_boxes(ev, 0.12)[:12]:
+                crop = ev[max(y0 - R, 0):y0 + bh + R, max(x0 - R, 0):x0 + bw + R]
+                window = ev[max(y0 - 20, 0):y0 + 60, max(x0 - 20, 0):x0 + 75]
+                for image, kernels, border in ((crop, full, cv2.BORDER_CONSTANT),
+                                               (window, turned, cv2.BORDER_REFLECT_101),
+                                               (ev[:300, :300], full[:2], cv2.BORDER_CONSTANT)):
+                    want = [cv2.filter2D(image, -1, k, borderType=border) for k in kernels]
+                    spectra: dict = {}
+                    for _ in range(2):  # spectra made, then kept
+                        got = _filter_many(image, kernels, border, spectra)
+                        assert all(np.array_equal(g, w) for g, w in zip(got, want)), (image.shape, border)
+                    assert len(spectra) == (0 if image.shape[0] == 300 else len(kernels))
+                crops += 1
+    assert crops >= 12
+

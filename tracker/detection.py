@@ -524,6 +524,44 @@ def _correlate_many(image: np.ndarray, kernels: list[np.ndarray], spectra: dict)
     return out
 
 
+def _filter_many(image: np.ndarray, kernels: list[np.ndarray], border: int, spectra: dict) -> list[np.ndarray]:
+    """cv2.filter2D(image, -1, k, borderType=border) for each of ``kernels`` (float32, all
+    one size), to the last bit: filter2D correlates a kernel this big by way of the DFT
+    in doubles (OpenCV's crossCorr), transforming image and kernel each time; here,
+    planned as crossCorr plans it, the image is transformed once and the kernels'
+    spectra are kept in ``spectra``. An image crossCorr would cut into tiles (some 200
+    pixels across), or a kernel it would not transform: filter2D itself."""
+    h, w = image.shape
+    kh, kw = kernels[0].shape
+    # crossCorr's tile: 4.5 kernels across, or 256 pixels with the kernel's overhang.
+    bh, bw = min(max(round(4.5 * kh), 257 - kh), h), min(max(round(4.5 * kw), 257 - kw), w)
+    Hd, Wd = cv2.getOptimalDFTSize(bh + kh - 1), max(cv2.getOptimalDFTSize(bw + kw - 1), 2)
+    if kh * kw < 130 or Hd - kh + 1 < h or Wd - kw + 1 < w:
+        return [cv2.filter2D(image, -1, k, borderType=border) for k in kernels]
+    ay, ax = kh // 2, kw // 2
+    padded = np.zeros((Hd, Wd))
+    cv2.copyMakeBorder(image.astype(np.float64), ay, kh - 1 - ay, ax, kw - 1 - ax, border,
+                       dst=padded[:h + kh - 1, :w + kw - 1])
+    # Transforms in place, into arrays made once: fresh ones this big cost the
+    # allocator's page faults as much as the arithmetic.
+    F = cv2.dft(padded, dst=padded, nonzeroRows=h + kh - 1)
+    corr = np.empty_like(F)
+    out = []
+    for k in kernels:
+        key = (Hd, Wd, k.shape, k.tobytes())
+        K = spectra.get(key)
+        if K is None:
+            if len(spectra) * F.nbytes >= 24 << 20:  # kept within some 24 MB
+                spectra.clear()
+            K = np.zeros((Hd, Wd))
+            K[:kh, :kw] = k
+            spectra[key] = cv2.dft(K, dst=K, nonzeroRows=kh)
+        cv2.mulSpectrums(F, K, 0, c=corr, conjB=True)
+        cv2.dft(corr, dst=corr, flags=cv2.DFT_INVERSE | cv2.DFT_SCALE, nonzeroRows=h)
+        out.append(corr[:h, :w].astype(np.float32))
+    return out
+
+
 @dataclass
 class _Candidate:
     row: float
@@ -637,12 +675,17 @@ class TableDetector:
         self._not_token_key: tuple | None = None  # (_not_token_ids)
         self._not_token: list[int] = []
         self._ring_spectra: dict = {}  # ring kernels' spectra by image size (_correlate_many)
+        # Outline kernels' spectra by image size (_filter_many), for full looks' blobs and
+        # for follows' windows apart (a follow's angles are many, and would crowd them out).
+        self._shape_spectra: dict = {}
+        self._follow_spectra: dict = {}
         self._disc_ev: tuple | None = None  # this look's token-disc evidence (_disc_evidence)
         self._build_views()
 
     def __getstate__(self) -> dict:
         # (Sent to the look worker: the last frame's caches are not.)
-        return {**self.__dict__, "_last_relit": None, "_last_hand": None, "_disc_ev": None}
+        return {**self.__dict__, "_last_relit": None, "_last_hand": None, "_disc_ev": None,
+                "_shape_spectra": {}, "_follow_spectra": {}}
 
     # -- set-up ----------------------------------------------------------------------
     def _native_px_per_in(self) -> float:
@@ -1885,8 +1928,9 @@ class TableDetector:
                     crop = ev[r0:r1, c0:c1]
                     best = np.full(crop.shape, -1.0, np.float32)
                     arg = np.zeros(crop.shape, np.uint8)
-                    for i, a in enumerate(angles):
-                        resp = cv2.filter2D(crop, -1, self._shape_kernel(spec, a, False), borderType=cv2.BORDER_CONSTANT)
+                    resps = _filter_many(crop, [self._shape_kernel(spec, a, False) for a in angles],
+                                         cv2.BORDER_CONSTANT, self._shape_spectra)
+                    for i, resp in enumerate(resps):
                         # The first angle with the largest response wins. Angles come in
                         # increasing index, so "arg = i where better" is a running max of
                         # i over the pixels that improve: no masked writes (which cost
@@ -1974,7 +2018,8 @@ class TableDetector:
             rad = max(1, int(hy * 0.8))
             resps = responses.setdefault(rad, [])
             todo.append((i, ev, view, c, origin, shape, hx, hy, angles, rad, len(resps)))
-            resps += [cv2.filter2D(ev, -1, self._shape_kernel(spec, a % np.pi, False)) for a in angles]
+            resps += _filter_many(ev, [self._shape_kernel(spec, a % np.pi, False) for a in angles],
+                                  cv2.BORDER_REFLECT_101, self._follow_spectra)
         # All responses' peaks at once (a window holds a dozen or so; finding them costs
         # mostly numpy's fixed cost per call): the responses one under the other in one map,
         # ``rad`` rows of -inf between them (as outside a map, for the peaks' discs).
