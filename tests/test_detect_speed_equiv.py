@@ -217,11 +217,14 @@ def test_rim_fits_of_all_sizes_at_once_match_one_size_at_a_time():
                for a, b in zip(one, blind))
 
 
-def test_outline_correlation_from_one_spectrum_is_filter2d_to_the_bit(epic_pipeline):
-    """_filter_many gives filter2D's responses to the last bit: the Epic clip's own
-    evidence round its blobs against the outline turned 12 ways (a full look), and a
-    stand's window against three turns off the 15-degree grid (a follow), each with the
-    kernels' spectra made and then kept; and a crop filter2D would cut into tiles."""
+def test_outline_correlation_from_one_spectrum_is_filter2d(epic_pipeline):
+    """_filter_many gives filter2D's responses: the Epic clip's own evidence round its
+    blobs against the outline turned 12 ways (a full look), and a stand's window against
+    three turns off the 15-degree grid (a follow), each with the kernels' spectra made and
+    then kept; and a crop filter2D would cut into tiles (left to filter2D). Planned as
+    OpenCV 4.x plans its own (crossCorr), they agree to the last bit there; the test
+    asks only for agreement to single precision, which any correct plan gives, so that
+    an OpenCV that plans differently fails here only if the responses are wrong."""
     from pathlib import Path
 
     from tracker.detection import _blob_boxes, _filter_many
@@ -250,7 +253,8 @@ def test_outline_correlation_from_one_spectrum_is_filter2d_to_the_bit(epic_pipel
                     spectra: dict = {}
                     for _ in range(2):  # spectra made, then kept
                         got = _filter_many(image, kernels, border, spectra)
-                        assert all(np.array_equal(g, w) for g, w in zip(got, want)), (image.shape, border)
+                        assert all(np.allclose(g, w, rtol=0, atol=1e-5 * max(1.0, float(np.abs(w).max())))
+                                   for g, w in zip(got, want)), (image.shape, border)
                     assert len(spectra) == (0 if image.shape[0] == 300 else len(kernels))
                 crops += 1
     assert crops >= 12
