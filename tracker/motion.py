@@ -253,9 +253,19 @@ class GateMap:
         return cylinder_boxes(self.camera, xyz, radius_in, height_in)
 
     def fighter_boxes(self, tracks) -> list[tuple[float, ...]]:
+        """Each fighter's image box: where it is and, while it moves, where it should be
+        next (the change a unit sliding across the table makes ahead of it is its own)."""
         xyz = np.array([t.xyz for t in tracks], float).reshape(-1, 3)
         r = np.array([t.reach_in + self.reach_in for t in tracks])
-        return self._boxes(xyz, r, self.base_in + self.figure_in)
+        boxes = self._boxes(xyz, r, self.base_in + self.figure_in)
+        moving = [i for i, t in enumerate(tracks) if np.any(t.vel)]
+        if moving:
+            ahead = self._boxes(np.array([tracks[i].predict(1) for i in moving], float), r[moving],
+                                self.base_in + self.figure_in)
+            for i, b in zip(moving, ahead):
+                a = boxes[i]
+                boxes[i] = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+        return boxes
 
     def token_boxes(self, tokens) -> list[tuple[float, ...]]:
         xyz = np.array([(t.x, t.y, t.z) for t in tokens], float).reshape(-1, 3)
