@@ -203,7 +203,8 @@ class FighterTracker:
             tracks = self.tracks
             in_sight = np.array([t.confirmed and not t.occluded and index - t.last_seen <= 2 for t in tracks], bool)
             here = np.array([t.xyz[:2] for t in tracks], float).reshape(-1, 2)
-            radius = np.array([t.base_mm for t in tracks], float) / MM_PER_IN / 2
+            mm = np.array([t.base_mm for t in tracks], float)
+            radius = mm / MM_PER_IN / 2
             xy = bases.xyz[:, :2]
             on_one = np.linalg.norm(xy[None] - here[in_sight][:, None], axis=2) < radius[in_sight][:, None]
             # All tracks against all bases at once (a loop per track cost an Epic game's
@@ -217,7 +218,6 @@ class FighterTracker:
             stale = np.array([t.occluded or index - t.last_seen > 2 for t in tracks], bool)
             ok[stale] &= ~on_one.any(axis=0)
             # A base of another size (a round one) or another shape and size costs 0.3 in more.
-            mm = np.array([t.base_mm for t in tracks], float)
             same = np.abs(bases.base_mm[None, :] - mm[:, None]) < 1.0
             if len(bases.shape):
                 code = np.array([_SHAPE_CODES[t.shape] for t in tracks])
