@@ -165,7 +165,7 @@ class Pipeline:
             or (self._hands_before and not self._hands_now)
         )
         if need_full:
-            dets = self._look_where_changed(frame, index) if self._regional_now() and not self.background else None
+            dets = self._look_where_changed(frame) if self._regional_now() and not self.background else None
             if dets is None:
                 dets = self._look(frame, index, tokens=self.regional)
         else:
@@ -188,10 +188,8 @@ class Pipeline:
                 or self._gate_map.camera is not self.camera:
             return self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
         boxes = self._gate_map.fighter_boxes(tracks)
-        recent = self._index - self.whole_every_s * self.fps
         chosen = [i for i, (t, b) in enumerate(zip(tracks, boxes))
-                  if not t.confirmed or t.occluded or t.last_seen < self._last_index or t.first_seen > recent
-                  or change.in_box(b)]
+                  if t.occluded or self._unsettled(t) or change.in_box(b)]
         if len(chosen) == len(tracks):
             return self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
         found = self.detector.follow(frame, [self._follow_spec(tracks[i]) for i in chosen])
@@ -201,6 +199,14 @@ class Pipeline:
         self._usual_accept = where
         keep = set(chosen)
         return follow_some(found, [tracks[i] for i in chosen], [t for i, t in enumerate(tracks) if i not in keep])
+
+    def _unsettled(self, t) -> bool:
+        """Whether a track is not settled where it is: new (not confirmed), not seen last
+        frame (lost by the follow), or placed within the last ``whole_every_s`` (its first
+        fit may be a half-hidden rim's wrong one). Such fighters are always followed, and
+        looked at again by regional looks."""
+        return (not t.confirmed or t.last_seen < self._last_index
+                or t.first_seen > self._index - self.whole_every_s * self.fps)
 
     @staticmethod
     def _follow_spec(t) -> tuple:
@@ -272,7 +278,7 @@ class Pipeline:
             # Regional when it may be (the worker's CPU is the machine's second core, which
             # the stream's drawing and encoding share); the look gate takes the look's
             # frame as looked at where it looks.
-            plan = self._region_plan(frame, index) if self._regional_now() else None
+            plan = self._region_plan(frame) if self._regional_now() else None
             windows = None if plan is None else plan[0]
             if plan is None:
                 self._last_whole_processed = self._processed
@@ -303,7 +309,7 @@ class Pipeline:
                     and not (self.tracker.tokens_in_doubt and not self._hands_now)
                     and self._processed - self._last_whole_processed < self.whole_every_s * self.fps)
 
-    def _region_plan(self, frame: np.ndarray, index: int):
+    def _region_plan(self, frame: np.ndarray):
         """Where a regional look looks: (windows of the floor view, the look gate's change,
         the cells to accept as looked at once it is made), or None when a whole look is
         wanted instead: too much changed (a new picture, over ``regional_max`` of the
@@ -321,9 +327,8 @@ class Pipeline:
             return None
         gm = self._gate_map
         cells = change.mask & gm.table_cells
-        recent = self.whole_every_s * self.fps
         spots = [(float(t.xyz[0]), float(t.xyz[1]), 0.5 + t.reach_in) for t in self.tracker.tracks
-                 if not t.confirmed or t.last_seen < self._last_index or index - t.first_seen < recent]
+                 if self._unsettled(t)]
         at_tokens = self._token_cells(change)
         if (cells & at_tokens).any() and not self._hands_now:
             # Something changed at a token: a whole look, with tokens. While hands are
@@ -362,13 +367,13 @@ class Pipeline:
         at_tokens = self._token_cells(change) if hands else None
         self._look_gate.accept(change, ~at_tokens if at_tokens is not None and at_tokens.any() else None)
 
-    def _look_where_changed(self, frame: np.ndarray, index: int) -> "Detections | None":
+    def _look_where_changed(self, frame: np.ndarray) -> "Detections | None":
         """A regional look made at once (see _region_plan), the fighters it does not
         account for followed; None when a whole look is wanted instead."""
         from .detection import KIND_BASE, Detections
         from .motion import apart, clear_of
 
-        plan = self._region_plan(frame, index)
+        plan = self._region_plan(frame)
         if plan is None:
             return None
         windows, change, accept = plan
@@ -592,7 +597,7 @@ class Pipeline:
                 self.gate.accept(change, change.mask)
         if dets is None and (plan.full or plan.follow):
             if not plan.tokens and self._regional_now() and not self.background:
-                dets = self._look_where_changed(frame, index)
+                dets = self._look_where_changed(frame)
                 if dets is not None:
                     self.gate.accept(change)
             if dets is None:
