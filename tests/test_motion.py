@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -325,3 +326,45 @@ def test_region_map_windows_cover_what_changed_and_what_is_asked(calibrated):
     assert len(windows) == 1 and contains(windows[0], W / 2, D / 3, 0.8)
     # Most of the table changed: a whole look.
     assert rm.windows(np.ones((h, w), bool)) == (None, None)
+
+
+def test_a_change_where_no_fighter_is_stays_to_be_looked_at_after_a_follow(epic_pipeline):
+    """A frame between looks follows only the fighters round which the picture changed:
+    it takes their surroundings as seen, never a change where no fighter is. Here a
+    marker is put down on open ground (the Rescue marker's own picture, cut from a later
+    frame) on such a frame; the gate must still see it afterwards, so that the next look
+    is made there (taken as seen, the Epic clip at 30 frames/s held the table still for
+    57 frames without ever looking for the marker put back)."""
+    folder = Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo"
+    frames = {}
+    with open_source(folder) as src:
+        for index, _, frame in src:
+            if index in (100, 135):
+                frames[index] = frame
+            if index >= 135:
+                break
+    cam = epic_pipeline.camera
+    marker, spot = (43.70079, 33.07087), (43.7, 24.0)  # the marker at frame 135; open ground
+    (u0, v0), (u1, v1) = (np.asarray(cam.project(np.array([[*xy, 0.0]])), float)[0] for xy in (marker, spot))
+    r = 12  # px: a 1 in marker is ~20 px across here
+    patch = frames[135][int(v0) - r:int(v0) + r + 1, int(u0) - r:int(u0) + r + 1]
+    disc = np.zeros(patch.shape[:2], np.uint8)
+    cv2.circle(disc, (r, r), r, 255, -1)
+    before, after = frames[100], frames[100].copy()
+    after[int(v1) - r:int(v1) + r + 1, int(u1) - r:int(u1) + r + 1][disc > 0] = patch[disc > 0]
+
+    p = epic_pipeline.fresh()
+    for index in range(20):  # every stand placed over 2 s ago: settled
+        p.process(before, index, index / p.fps)
+    assert p.look == "still"
+    change = p.gate.check(after)
+    f = p.gate.factor
+    at_marker = (slice(int(v1 - r) // f, int(v1 + r) // f + 1), slice(int(u1 - r) // f, int(u1 + r) // f + 1))
+    assert change.mask[at_marker].any(), "the marker put down shows as change"
+    # The frame followed between looks, as process() takes it the usual way.
+    p._usual_change = change
+    dets = p._follow_changed(after, p.tracker.tracks)
+    assert p._usual_accept is not None, "only some fighters followed (none changed)"
+    assert len(dets[dets.kind == 0]) == len(p.tracker.tracks)
+    p.gate.accept(change, p._usual_accept)
+    assert p.gate.check(after).mask[at_marker].any(), "the marker's change was taken as seen by a follow"

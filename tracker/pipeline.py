@@ -178,8 +178,10 @@ class Pipeline:
         which the picture changed since the gate's reference are followed (and those new,
         hidden or not seen last frame); the others are held exactly where they were, as
         a follow would find them in a picture unchanged there. The gate then takes only
-        what changed and the followed fighters' cells as seen (the rest drift: a glide
-        too slow to show in one frame still shows as it adds up). Without the gate,
+        the followed fighters' cells as seen (the rest drift: a glide too slow to show in
+        one frame still shows as it adds up); a change where no fighter is stays to be
+        looked at (a token put down as a hand leaves: taken as seen here, the gate once
+        calm held the table still without ever looking for it). Without the gate,
         every fighter is followed."""
         from .motion import follow_some
 
@@ -193,7 +195,7 @@ class Pipeline:
         if len(chosen) == len(tracks):
             return self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
         found = self.detector.follow(frame, [self._follow_spec(tracks[i]) for i in chosen])
-        where = change.mask.copy()
+        where = np.zeros_like(change.mask)
         for i in chosen:
             where[change.cells_in_box(boxes[i])] = True
         self._usual_accept = where
