@@ -142,3 +142,37 @@ def test_token_whose_tag_is_not_read_for_a_look_keeps_its_id_and_tag():
     placed = [e.subject for e in tr.events if e.kind == "token placed"]
     assert placed == ["objective-47", "objective-u1"]
     assert not [e for e in tr.events if e.kind.startswith("token") and e.kind != "token placed"]
+
+
+RECT_CFG = GameConfig.from_dict({"kind": "warcry", "sides": [
+    {"index": 0, "colour": "red", "rim_bgr": [40, 38, 200], "bases_mm": [{"shape": "rect", "mm": [40, 20]}]},
+    {"index": 1, "colour": "blue", "rim_bgr": [190, 95, 25], "bases_mm": [{"shape": "rect", "mm": [40, 20]}]}]})
+
+
+def stands(*rows):
+    """Rectangular 40 x 20 mm stands: (x, y, side, angle_deg[, score])."""
+    return Detections.from_rows([
+        {"xyz": (r[0], r[1], 0.0), "kind": KIND_BASE, "side": r[2], "base_mm": 40.0, "shape": 2, "size_mm": (40.0, 20.0),
+         "angle_deg": r[3], "score": r[4] if len(r) > 4 else 0.7} for r in rows])
+
+
+def test_a_fit_turned_a_quarter_and_seen_poorly_is_not_taken_for_the_stand():
+    """A look that fits a packed stand across (turned 90 degrees, 0.5 in off, at half
+    its usual score) does not move it there; a stand really turned, seen as well as
+    ever, is turned."""
+    tr = FighterTracker(RECT_CFG, fps=30)
+    row = [(50.0 - 1.15 * k, 36.0, 0, 90.0) for k in range(3)]
+    for k in range(5):
+        s = tr.update(stands(*row), k, k / 30)
+    before = {f.id: (f.x, f.y) for f in s.fighters}
+    misfit = [row[0], (row[1][0] - 0.1, 35.5, 0, 1.4, 0.35), row[2]]
+    s = tr.update(stands(*misfit), 5, 5 / 30)
+    assert {f.id: (f.x, f.y) for f in s.fighters} == before
+    s = tr.update(stands(*row), 6, 6 / 30)
+    assert {f.id: (f.x, f.y) for f in s.fighters} == before
+    turned = [row[0], (row[1][0], 36.0, 0, 0.0, 0.7), row[2]]
+    for k in range(7, 17):  # (a still stand's angle is smoothed over a few looks)
+        s = tr.update(stands(*turned), k, k / 30)
+    middle = min(s.fighters, key=lambda f: abs(f.x - row[1][0]))
+    assert abs(middle.base.angle_deg % 180) < 1.0 or abs(middle.base.angle_deg % 180 - 180) < 1.0
+    assert len(s.fighters) == 3

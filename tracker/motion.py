@@ -376,7 +376,7 @@ def _track_row(t) -> dict:
     from .detection import KIND_BASE
 
     return {"xyz": tuple(float(v) for v in t.xyz), "kind": KIND_BASE, "side": t.side, "base_mm": t.base_mm,
-            "score": 1.0, "sigma_in": t.sigma_in, "shape": SHAPE_CODES[t.shape],
+            "score": t.fit_score, "sigma_in": t.sigma_in, "shape": SHAPE_CODES[t.shape],
             "size_mm": t.size_mm if t.shape != "round" else (t.base_mm, t.base_mm), "angle_deg": t.angle_deg}
 
 
