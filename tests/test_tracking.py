@@ -176,3 +176,23 @@ def test_a_fit_turned_a_quarter_and_seen_poorly_is_not_taken_for_the_stand():
     middle = min(s.fighters, key=lambda f: abs(f.x - row[1][0]))
     assert abs(middle.base.angle_deg % 180) < 1.0 or abs(middle.base.angle_deg % 180 - 180) < 1.0
     assert len(s.fighters) == 3
+
+
+def test_a_stand_followed_beside_a_packed_neighbour_held_still_is_kept():
+    """Between looks only the fighters round which the picture changed are followed; the
+    others are held. A stand re-found a depth (0.79 in) from a held neighbour, long edge
+    to long edge as Epic units stand, is that stand; one re-found inside the neighbour's
+    outline is the neighbour's rim. (Judged by 40 mm as a round base's diameter, every
+    packed stand's follow was dropped, the stand left behind, and the next follow found
+    its neighbour for it.)"""
+    from tracker.motion import follow_some
+
+    tr = FighterTracker(RECT_CFG, fps=30)
+    row = [(46.1 + 0.79 * k, 15.0, 0, 90.0) for k in range(3)]
+    for k in range(3):
+        tr.update(stands(*row), k, k / 30)
+    held, moving = tr.tracks[:2], tr.tracks[2]
+    beside = follow_some(stands((row[2][0] + 0.1, 15.0, 0, 90.0)), [moving], held)
+    assert len(beside) == 3 and np.isclose(beside.xyz[:, 0], row[2][0] + 0.1).any()
+    on_neighbour = follow_some(stands((row[1][0] + 0.15, 15.0, 0, 90.0)), [moving], held)
+    assert len(on_neighbour) == 2 and not np.isclose(on_neighbour.xyz[:, 0], row[1][0] + 0.15).any()

@@ -29,7 +29,7 @@ import numpy as np
 from .world import MM_PER_IN
 
 __all__ = ["Change", "MotionGate", "GateMap", "Plan", "RegionMap", "held_detections", "follow_some",
-           "cylinder_boxes", "unchanged_in", "clear_of", "apart"]
+           "cylinder_boxes", "unchanged_in", "clear_of", "apart", "narrowest_radius_in"]
 
 # |N(0, s)| has median 0.6745 s.
 _MAD_TO_SIGMA = 1.0 / 0.6745
@@ -391,11 +391,24 @@ def held_detections(tracks, terrain=()):
     return out
 
 
-def clear_of(bases, xy: np.ndarray, radius_in: np.ndarray) -> np.ndarray:
+def clear_of(bases, xy: np.ndarray, radius_in: np.ndarray, *, narrowest: bool = False) -> np.ndarray:
     """Which of ``bases`` (Detections) lie clear of the bases at ``xy`` (N, 2) with radii
     ``radius_in``: bases never overlap, so one closer to another than their radii allow
-    (less measurement error) is that other base seen again, or its rim."""
-    return apart(bases.xyz[:, :2], bases.base_mm / MM_PER_IN / 2, xy, radius_in)
+    (less measurement error) is that other base seen again, or its rim. ``narrowest``:
+    an oval or rectangular base's radius is half its depth (see ``narrowest_radius_in``)."""
+    r = narrowest_radius_in(bases) if narrowest else bases.base_mm / MM_PER_IN / 2
+    return apart(bases.xyz[:, :2], r, xy, radius_in)
+
+
+def narrowest_radius_in(bases) -> np.ndarray:
+    """Half of each base's narrowest width, inches: a round base's radius, half an oval
+    or rectangular stand's depth. How near another base's centre may come: stands packed
+    long edge to long edge stand a depth apart (Epic stands 0.79 in, where half their
+    40 mm width each would call them one)."""
+    r = bases.base_mm / MM_PER_IN / 2
+    if len(bases.shape):
+        r = np.where(bases.shape > 0, bases.size_mm.min(axis=1) / MM_PER_IN / 2, r)
+    return r
 
 
 def apart(xy: np.ndarray, radius_in: np.ndarray, other_xy: np.ndarray, other_radius_in: np.ndarray) -> np.ndarray:
@@ -415,8 +428,7 @@ def follow_some(followed, follow_tracks, held_tracks):
     from .detection import Detections
 
     held = held_detections(held_tracks, followed.terrain)
-    keep = clear_of(followed, np.array([t.xyz[:2] for t in held_tracks], float).reshape(-1, 2),
-                    np.array([t.base_mm / MM_PER_IN / 2 for t in held_tracks]))
+    keep = clear_of(followed, held.xyz[:, :2], narrowest_radius_in(held), narrowest=True)
     out = Detections.merge([followed[keep], held], terrain=followed.terrain, hand_mask=followed.hand_mask,
                            hands=followed.hands, hand_view=followed.hand_view)
     out.tokens_checked = False
