@@ -81,6 +81,11 @@ class Pipeline:
         # the bundled clip 0.0017 in of RMS and an unpaced 1080p game 0.2 % of its
         # fighter-frames, for 20 % more frames a second.
         self.hands_look_every = 5
+        # Both counts were measured at 15 frames/s; what they guard against (a base put
+        # down, a follow drifting) happens in time, not in frames: at a higher frame rate
+        # looks come no more often than this (30 frames/s: every 10th frame; the Epic
+        # game at 30 frames/s: 41 -> 32 whole looks, RMS 0.0474 -> 0.0439 in).
+        self.look_interval_s = 1 / 3
         self._last_full = -10**9  # source index of the last full look
         self._processed = 0  # frames processed (a live player skips some)
         self._last_full_processed = -10**9
@@ -154,6 +159,8 @@ class Pipeline:
         fighters are only re-found near where they were (_follow_changed)."""
         tracks = self.tracker.tracks
         every = min(self.full_every, self.hands_look_every) if self._hands_now else self.full_every
+        if every > 1:
+            every = max(every, round(self.look_interval_s * self.fps))
         # Counted in frames this pipeline processed, not source frames: a live player
         # that skips frames while a full look runs would otherwise make every frame it
         # does process a full look (and the overlay lag the camera by a full look each).
