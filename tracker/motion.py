@@ -200,12 +200,14 @@ class Plan:
     (something changed round a table marker); ``follow``: indices (into the tracker's
     tracks) of fighters to re-find, the others held where they are; ``full``: look at
     the whole table (a change where no known fighter is); ``tokens``: and look for
-    tokens in it (a change at a token). All False / empty: a still frame."""
+    tokens in it (a change at a token); ``elsewhere``: some change lies where no known
+    fighter is. All False / empty: a still frame."""
 
     pose: bool = False
     follow: tuple[int, ...] = ()
     full: bool = False
     tokens: bool = False
+    elsewhere: bool = False
 
     @property
     def kind(self) -> str:
@@ -287,8 +289,8 @@ class GateMap:
                 follow.append(i)
                 explained[sl] = True
         at_token = any(on_table[change.cells_in_box(b)].any() for b in self.token_boxes(tokens))
-        full = at_token or bool((on_table & ~explained).any())
-        return Plan(pose, tuple(follow), full, at_token)
+        elsewhere = bool((on_table & ~explained).any())
+        return Plan(pose, tuple(follow), at_token or elsewhere, at_token, elsewhere)
 
 
 class RegionMap:

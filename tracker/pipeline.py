@@ -89,6 +89,7 @@ class Pipeline:
         self._last_full = -10**9  # source index of the last full look
         self._processed = 0  # frames processed (a live player skips some)
         self._last_full_processed = -10**9
+        self._last_token_look = -10**9  # (processed frames) the last look that looked for tokens
         self._hands_before = self._hands_now = False
         # Change gate (tracker.motion): a still frame is not looked at again, a change at
         # a known fighter only re-finds that fighter; a full look at least every safety_s.
@@ -590,6 +591,15 @@ class Pipeline:
             self._usual_change = change
             return None
         plan = self._gate_map.plan(change, tracks, self._state.tokens)
+        token_later = plan.tokens and not plan.elsewhere and plan.follow and \
+            self._processed - self._last_token_look < round(self.look_interval_s * self.fps)
+        if token_later:
+            # Only fighters changed round a token (one walking past it, or onto it): they
+            # are followed, and the tokens looked at again no sooner than look_interval_s
+            # after the last look at them (a look each frame cost the Epic clip at 30
+            # frames/s 12 whole looks in a row); the change round the tokens is kept
+            # for that look.
+            plan = replace(plan, full=False, tokens=False)
         self.look = plan.kind
         if plan.pose:
             camera = self.camera
@@ -603,14 +613,14 @@ class Pipeline:
             found = self.detector.follow(frame, [self._follow_spec(t) for t in chosen])
             if len(found) >= len(chosen):  # each re-found (else: look at the whole table)
                 dets = follow_some(found, chosen, [t for i, t in enumerate(tracks) if i not in plan.follow])
-                self.gate.accept(change, change.mask)
+                self.gate.accept(change, change.mask & ~self._token_cells(change) if token_later else change.mask)
         if dets is None and (plan.full or plan.follow):
-            if not plan.tokens and self._regional_now() and not self.background:
+            if not (plan.tokens or token_later) and self._regional_now() and not self.background:
                 dets = self._look_where_changed(frame)
                 if dets is not None:
                     self.gate.accept(change)
             if dets is None:
-                dets = self._look(frame, index, tokens=plan.tokens, change=change)
+                dets = self._look(frame, index, tokens=plan.tokens or token_later, change=change)
         elif dets is None:  # still (or only round the markers): every fighter where it was
             dets = held_detections(tracks, self.detector.terrain)
             self.gate.accept(change, change.mask)
@@ -632,6 +642,8 @@ class Pipeline:
                 self._usual_change = None
         if self._pending is not None:
             dets = self._join_look(dets, frame, index)
+        if dets.tokens_checked:
+            self._last_token_look = self._processed
         timings = dict(self.detector.timings_ms) if self.look in ("full", "region", "follow") else {}
         if self.gate is not None:
             timings["gate"] = self._gate_ms
