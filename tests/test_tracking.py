@@ -196,3 +196,21 @@ def test_a_stand_followed_beside_a_packed_neighbour_held_still_is_kept():
     assert len(beside) == 3 and np.isclose(beside.xyz[:, 0], row[2][0] + 0.1).any()
     on_neighbour = follow_some(stands((row[1][0] + 0.15, 15.0, 0, 90.0)), [moving], held)
     assert len(on_neighbour) == 2 and not np.isclose(on_neighbour.xyz[:, 0], row[1][0] + 0.15).any()
+
+
+def test_two_fits_of_one_stand_make_one_fighter_not_two():
+    """Two follows that both found the stand between them (one of them predicted a stand's
+    width wrong) give two detections on one place: bases never overlap, so the better
+    seen is kept and the other fighter is unseen for a frame, not doubled."""
+    tr = FighterTracker(RECT_CFG, fps=8)
+    row = [(50.0 - 0.79 * k, 15.0, 0, 90.0) for k in range(3)]
+    for k in range(3):
+        s = tr.update(stands(*row), k, k / 8)
+    ids = {f.id for f in s.fighters}
+    twice = [row[0], (row[1][0] + 0.05, 15.0, 0, 90.0, 0.6), (row[1][0] - 0.05, 15.0, 0, 90.0, 0.7)]
+    s = tr.update(stands(*twice), 3, 3 / 8)
+    places = sorted(round(f.x, 2) for f in s.fighters if not f.occluded)
+    assert {f.id for f in s.fighters} == ids
+    assert sum(abs(x - row[1][0]) < 0.2 for x in places) == 1, places
+    # (a still fighter's place is smoothed: halfway to the fit kept)
+    assert any(abs(f.x - (row[1][0] - 0.025)) < 1e-6 for f in s.fighters), "the better seen fit is kept"

@@ -38,6 +38,29 @@ def _shape_of(bases: Detections, j: int) -> dict[str, Any]:
             "angle_deg": float(bases.angle_deg[j])}
 
 
+def _one_per_place(bases: Detections) -> np.ndarray:
+    """Which of ``bases`` to keep so that no two overlap: bases never do, so two found
+    one on the other (two fighters' follows that both found the stand between them) are
+    one base, kept as its better-seen fit; the fighter whose follow found its neighbour
+    is left unseen for the frame instead of doubled on that neighbour."""
+    keep = np.ones(len(bases), bool)
+    if len(bases) < 2:
+        return keep
+    r = bases.base_mm / MM_PER_IN / 2
+    if len(bases.shape):
+        r = np.where(bases.shape > 0, bases.size_mm.min(axis=1) / MM_PER_IN / 2, r)
+    xy = bases.xyz[:, :2]
+    d = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
+    on = d < 0.85 * (r[:, None] + r[None, :])
+    np.fill_diagonal(on, False)
+    if not on.any():
+        return keep
+    for i in np.argsort(-bases.score, kind="stable"):  # best seen first
+        if keep[i]:
+            keep[on[i]] = False
+    return keep
+
+
 @dataclass
 class _Track:
     id: str
@@ -142,6 +165,7 @@ class FighterTracker:
 
     def update(self, dets: Detections, index: int, time_s: float) -> WorldState:
         bases = dets[dets.kind == KIND_BASE]
+        bases = bases[_one_per_place(bases)]
         if self.state_tokens is not None and self.state_tokens.tracks:
             # A paper state token can pass for a white-rimmed base: where a state token
             # lies, a base is that token (a token is laid beside a base, never under it).
@@ -311,9 +335,7 @@ class FighterTracker:
             alike = np.linalg.norm(step - group, axis=1) <= self.unit_agree_in
             if 2 * alike.sum() <= len(members):
                 continue
-            # A member that did not move keeps still: the unit's last stand to stop, or one
-            # left behind (made to go on, it was followed to a wrong place and held there).
-            for i in members[~alike & moved]:
+            for i in members[~alike]:
                 seen[i].vel = np.array([group[0], group[1], seen[i].vel[2]])
 
     def _hit(self, t: _Track, bases: Detections, j: int, index: int, time_s: float) -> None:
