@@ -22,8 +22,9 @@ rendered at 1920x1080, 15 fps: ``render_set(seed=11)``), ~/.cache/tabletracker/
 bench-1080p-paced (the same kind of game with the players pausing ``--pause`` s between
 activations, as at a real table: see ``render_paced``), sample_footage/epic-demo
 (1920x1080, 8 fps, an Epic-scale game: a unit slides up to 1.4 in between frames) and
-~/.cache/tabletracker/bench-1080p-epic30 (the same Epic game rendered at 30 fps, a
-webcam's rate, the one the 30 frames/s aim is for: ``render_epic_set(fps=30)``).
+~/.cache/tabletracker/bench-1080p-epic30 and bench-1080p-30fps (the Epic game and the
+unpaced Warcry game rendered at 30 fps, a webcam's rate, the one the 30 frames/s aim
+is for: ``render_epic_set(fps=30)``, ``render_set(seed=11, fps=30)``).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from tracker.sources import open_source  # noqa: E402
 
 CACHE = Path.home() / ".cache" / "tabletracker"
 CLIPS = [CACHE / "bench-1080p", CACHE / "bench-1080p-paced", REPO / "sample_footage" / "epic-demo",
-         CACHE / "bench-1080p-epic30"]
+         CACHE / "bench-1080p-epic30", CACHE / "bench-1080p-30fps"]
 KINDS = ("still", "pose", "follow", "region", "full")
 
 
@@ -191,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
             from tracker.synthetic.epic_game import render_epic_set
 
             render_epic_set(CLIPS[3], fps=30.0, progress=True)
+        if not (CLIPS[4] / "truth.json").exists():
+            render_set(CLIPS[4], seed=11, width=1920, height=1080, seconds=10, fps=30, progress=True)
     folders = a.folders or [c for c in CLIPS if (c / "truth.json").exists()]
     print(f"one core: cv2 threads {cv2.getNumThreads()}, OMP/OPENBLAS=1; {os.cpu_count()} CPUs on the machine")
     load0 = os.getloadavg()
