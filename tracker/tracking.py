@@ -315,7 +315,7 @@ class FighterTracker:
         from scipy.sparse.csgraph import connected_components
 
         seen = [t for t in self.tracks if t.last_seen == index and t.confirmed and not t.occluded]
-        if len(seen) < 3:
+        if len(seen) < 3 or sum(bool(t.vel[0] or t.vel[1]) for t in seen) < 2:  # (no group moved)
             return
         xy = np.array([t.xyz[:2] for t in seen], float)
         reach = np.array([t.reach_in for t in seen])
