@@ -43,12 +43,12 @@ def _one_per_place(bases: Detections) -> np.ndarray:
     one on the other (two fighters' follows that both found the stand between them) are
     one base, kept as its better-seen fit; the fighter whose follow found its neighbour
     is left unseen for the frame instead of doubled on that neighbour."""
+    from .motion import narrowest_radius_in
+
     keep = np.ones(len(bases), bool)
     if len(bases) < 2:
         return keep
-    r = bases.base_mm / MM_PER_IN / 2
-    if len(bases.shape):
-        r = np.where(bases.shape > 0, bases.size_mm.min(axis=1) / MM_PER_IN / 2, r)
+    r = narrowest_radius_in(bases)
     xy = bases.xyz[:, :2]
     d = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
     on = d < 0.85 * (r[:, None] + r[None, :])
