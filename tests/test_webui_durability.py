@@ -164,3 +164,37 @@ def test_answered_writes_survive_sigkill(tmp_path):
         assert set(acked_rulings) <= {r[0] for r in con.execute("SELECT id FROM rulings")}
     finally:
         con.close()
+
+
+def test_ctrl_c_stops_the_server_cleanly(tmp_path):
+    """Ctrl+C at a terminal sends SIGINT to the whole process group, the look worker
+    included: the server stops with exit 0 and no traceback from any of its processes,
+    and leaves none behind."""
+    db = tmp_path / "stop.sqlite"
+    log = tmp_path / "server.log"
+    port = free_port()
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env.pop("TABLETRACKER_TOKEN", None)
+    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "--db", str(db), "--port", str(port)],
+                            cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+                            start_new_session=True)  # its own process group, as at a terminal
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", proc, log)
+        deadline = time.monotonic() + 60  # the look worker starts after the first look
+        while time.monotonic() < deadline:
+            group = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+            if len(group) >= 2:
+                break
+            time.sleep(0.5)
+        assert len(group) >= 2, "the look worker did not start"
+        time.sleep(2.0)  # the worker idle, waiting for a look, as when Ctrl+C comes
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    text = log.read_text()
+    assert "Traceback" not in text, text[-3000:]
+    time.sleep(2.0)  # (an orphaned worker checks for its parent once a second)
+    assert not subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()

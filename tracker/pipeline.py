@@ -723,9 +723,14 @@ _WORKER_DETECTOR = None  # the worker process's detector (LookWorker)
 def _worker_start(detector_pickled: bytes) -> None:
     global _WORKER_DETECTOR
     import os
+    import signal
 
     import cv2
 
+    # Ctrl+C at a terminal reaches the whole process group: the server then stops the
+    # worker (or the worker sees it gone, below); the worker's own KeyboardInterrupt
+    # only printed a traceback under the server's clean exit.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     cv2.setNumThreads(1)  # the other core is the follows'
     try:
         # A look is throughput work, the follows and the stream are what the viewer
