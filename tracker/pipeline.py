@@ -153,6 +153,11 @@ class Pipeline:
         # Tokens rarely move: when following, look for them in every other full look.
         self.detector.tokens_every = 2 if self._full_every > 1 else 1
 
+    @property
+    def _look_interval_frames(self) -> int:
+        """look_interval_s in frames at this pipeline's frame rate."""
+        return round(self.look_interval_s * self.fps)
+
     def _detect(self, frame: np.ndarray, index: int) -> "Detections":
         """A look every ``full_every`` frames (``hands_look_every`` while hands are over
         the table), when a hand has just left it, and while a new base waits to be
@@ -161,7 +166,7 @@ class Pipeline:
         tracks = self.tracker.tracks
         every = min(self.full_every, self.hands_look_every) if self._hands_now else self.full_every
         if every > 1:
-            every = max(every, round(self.look_interval_s * self.fps))
+            every = max(every, self._look_interval_frames)
         # Counted in frames this pipeline processed, not source frames: a live player
         # that skips frames while a full look runs would otherwise make every frame it
         # does process a full look (and the overlay lag the camera by a full look each).
@@ -592,7 +597,7 @@ class Pipeline:
             return None
         plan = self._gate_map.plan(change, tracks, self._state.tokens)
         token_later = plan.tokens and not plan.elsewhere and plan.follow and \
-            self._processed - self._last_token_look < round(self.look_interval_s * self.fps)
+            self._processed - self._last_token_look < self._look_interval_frames
         if token_later:
             # Only fighters changed round a token (one walking past it, or onto it): they
             # are followed, and the tokens looked at again no sooner than look_interval_s
