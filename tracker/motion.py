@@ -205,9 +205,12 @@ class Plan:
 
     pose: bool = False
     follow: tuple[int, ...] = ()
-    full: bool = False
     tokens: bool = False
     elsewhere: bool = False
+
+    @property
+    def full(self) -> bool:
+        return self.tokens or self.elsewhere
 
     @property
     def kind(self) -> str:
@@ -294,7 +297,7 @@ class GateMap:
                 explained[sl] = True
         at_token = any(on_table[change.cells_in_box(b)].any() for b in self.token_boxes(tokens))
         elsewhere = bool((on_table & ~explained).any())
-        return Plan(pose, tuple(follow), at_token or elsewhere, at_token, elsewhere)
+        return Plan(pose, tuple(follow), at_token, elsewhere)
 
 
 class RegionMap:
@@ -397,13 +400,11 @@ def held_detections(tracks, terrain=()):
     return out
 
 
-def clear_of(bases, xy: np.ndarray, radius_in: np.ndarray, *, narrowest: bool = False) -> np.ndarray:
+def clear_of(bases, xy: np.ndarray, radius_in: np.ndarray) -> np.ndarray:
     """Which of ``bases`` (Detections) lie clear of the bases at ``xy`` (N, 2) with radii
     ``radius_in``: bases never overlap, so one closer to another than their radii allow
-    (less measurement error) is that other base seen again, or its rim. ``narrowest``:
-    an oval or rectangular base's radius is half its depth (see ``narrowest_radius_in``)."""
-    r = narrowest_radius_in(bases) if narrowest else bases.base_mm / MM_PER_IN / 2
-    return apart(bases.xyz[:, :2], r, xy, radius_in)
+    (less measurement error) is that other base seen again, or its rim."""
+    return apart(bases.xyz[:, :2], bases.base_mm / MM_PER_IN / 2, xy, radius_in)
 
 
 def narrowest_radius_in(bases) -> np.ndarray:
@@ -434,7 +435,7 @@ def follow_some(followed, follow_tracks, held_tracks):
     from .detection import Detections
 
     held = held_detections(held_tracks, followed.terrain)
-    keep = clear_of(followed, held.xyz[:, :2], narrowest_radius_in(held), narrowest=True)
+    keep = apart(followed.xyz[:, :2], narrowest_radius_in(followed), held.xyz[:, :2], narrowest_radius_in(held))
     out = Detections.merge([followed[keep], held], terrain=followed.terrain, hand_mask=followed.hand_mask,
                            hands=followed.hands, hand_view=followed.hand_view)
     out.tokens_checked = False

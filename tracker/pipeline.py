@@ -604,7 +604,7 @@ class Pipeline:
             # after the last look at them (a look each frame cost the Epic clip at 30
             # frames/s 12 whole looks in a row); the change round the tokens is kept
             # for that look.
-            plan = replace(plan, full=False, tokens=False)
+            plan = replace(plan, tokens=False)  # (no change elsewhere: not full either)
         self.look = plan.kind
         if plan.pose:
             camera = self.camera

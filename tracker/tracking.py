@@ -262,7 +262,7 @@ class FighterTracker:
                 # less well than that stand usually is, is a misfit of it. (One look in the
                 # Epic clip fitted a packed stand across, 0.5 in off, at 0.38 of its
                 # outline; it usually shows 0.65. Taken, it was held there for 2 s.)
-                shaped = np.array([t.shape != "round" for t in tracks]) & in_sight
+                shaped = (code > 0) & in_sight
                 if shaped.any():
                     angle = np.array([t.angle_deg for t in tracks], float)
                     usual = np.array([t.fit_score for t in tracks], float)
