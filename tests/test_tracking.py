@@ -144,6 +144,49 @@ def test_token_whose_tag_is_not_read_for_a_look_keeps_its_id_and_tag():
     assert not [e for e in tr.events if e.kind.startswith("token") and e.kind != "token placed"]
 
 
+def test_a_hand_hides_only_the_tokens_it_covers():
+    """Tokens under a hand are out of sight (occluded, kept, never declared gone while
+    hidden); a token away from the hand that vanishes is gone even while the hand is on
+    the table; one that went under the hand and is not there when the hand has left goes,
+    at that look, to the fighter beside it."""
+    from tracker.detection import KIND_TREASURE, PlaneView
+
+    view = PlaneView(0.0, 0.0, 0.0, 30.0, 22.0, 10.0, None, None, None)
+
+    def look(*rows, hand_at=None, tokens_checked=True, base=(11.0, 10.0)):
+        d = Detections.from_rows([{"xyz": (*base, 0.0), "kind": KIND_BASE, "side": 0, "base_mm": 32.0}]
+                                 + [{"xyz": (x, y, 0.0), "kind": kind, "score": 1.0} for x, y, kind in rows])
+        mask = np.zeros((220, 300), bool)
+        if hand_at is not None:  # a hand 2 in across
+            rr, cc = np.ogrid[:220, :300]
+            c, r = view.to_pixel(np.array([hand_at], float))[0]
+            mask = (rr - r) ** 2 + (cc - c) ** 2 <= 20 ** 2
+        d.hand_mask, d.hand_view, d.hands, d.tokens_checked = mask, view, bool(mask.any()), tokens_checked
+        return d
+
+    def shown(s):
+        return {t.id: t.occluded for t in s.tokens}
+
+    treasure, objective = (10.0, 10.0, KIND_TREASURE), (25.0, 5.0, KIND_OBJECTIVE)
+    tr = FighterTracker(CFG, fps=15)
+    for k in range(3):
+        s = tr.update(look(treasure, objective), k, k / 15)
+    assert shown(s) == {"objective-u1": False, "treasure-u1": False}
+    # A follow frame: the hand over the treasure hides it, not the objective.
+    s = tr.update(look(hand_at=(10.3, 10.0), tokens_checked=False), 3, 3 / 15)
+    assert shown(s) == {"objective-u1": False, "treasure-u1": True}
+    # Looks with the hand still there, the treasure under it, the objective taken away.
+    for k in range(4, 20):
+        s = tr.update(look(hand_at=(10.3, 10.0)), k, k / 15)
+    assert shown(s) == {"treasure-u1": True}
+    assert [(e.kind, e.subject) for e in tr.events if e.kind != "placed"][-1] == ("token removed", "objective-u1")
+    assert not [e for e in tr.events if "treasure" in e.kind]
+    # The hand leaves; the treasure is not there: taken, by the fighter beside it.
+    s = tr.update(look(), 20, 20 / 15)
+    assert shown(s) == {}
+    assert [(e.kind, e.subject) for e in tr.events][-1] == ("picked up treasure", "f1")
+
+
 RECT_CFG = GameConfig.from_dict({"kind": "warcry", "sides": [
     {"index": 0, "colour": "red", "rim_bgr": [40, 38, 200], "bases_mm": [{"shape": "rect", "mm": [40, 20]}]},
     {"index": 1, "colour": "blue", "rim_bgr": [190, 95, 25], "bases_mm": [{"shape": "rect", "mm": [40, 20]}]}]})

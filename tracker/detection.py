@@ -74,13 +74,19 @@ class Detections:
     # not found at any size, so they say nothing of a fighter's size.
     sizes_found: bool = True
 
-    def hand_over(self, x: float, y: float) -> bool:
-        """Whether a hand or arm covers the table at world (x, y) in this frame."""
+    def hand_over(self, x: float, y: float, radius_in: float = 0.0) -> bool:
+        """Whether a hand or arm covers the table at world (x, y) in this frame (anywhere
+        within ``radius_in`` of it)."""
         if self.hand_mask is None or self.hand_view is None or not self.hands:
             return False
         c, r = np.round(self.hand_view.to_pixel(np.array([[x, y]]))[0]).astype(int)
         h, w = self.hand_mask.shape
-        return bool(0 <= r < h and 0 <= c < w and self.hand_mask[r, c])
+        if radius_in <= 0.0:
+            return bool(0 <= r < h and 0 <= c < w and self.hand_mask[r, c])
+        k = int(np.ceil(radius_in * self.hand_view.px_per_in))
+        rows, cols = np.ogrid[max(r - k, 0):min(r + k + 1, h), max(c - k, 0):min(c + k + 1, w)]
+        disc = (rows - r) ** 2 + (cols - c) ** 2 <= k * k
+        return bool(disc.size and self.hand_mask[rows, cols][disc].any())
 
     _ROW_FIELDS = ("xyz", "kind", "side", "base_mm", "tag_id", "score", "sigma_in", "shape", "size_mm", "angle_deg")
 

@@ -133,10 +133,14 @@ class FighterTracker:
         self._next_id = 1
         self._last_index = -1
         self._tokens: dict[str, Token] = {}
-        # token id -> (when it was first not seen, the fighter beside it then, if any)
+        # token id -> (when it was first missed: a look did not find it, or a hand
+        # covered it; the fighter beside it then, if any)
         self._token_missing: dict[str, tuple[float, str | None]] = {}
         self._carrying: dict[str, str] = {}  # fighter id -> treasure token id
         self.token_grace_s = 0.5
+        # A hand this near a token's edge may hide it (the hand mask is grown 0.3 in
+        # round the skin already; a token half under a finger is not found).
+        self.token_hand_margin_in = 0.25
         self._lost: list[tuple[_Track, float]] = []  # fighters recently gone, for re-identification
         self.reidentify_s = 15.0
         # Fighters this close (edge to edge, inches) move as one when most of them do.
@@ -404,8 +408,17 @@ class FighterTracker:
         """Tokens keep ids by tag where tagged, by nearest previous token otherwise. A token
         hidden by a hand keeps its last place; one that vanishes without a hand is gone
         (picked up, or removed) and that is an event."""
-        if not dets.tokens_checked:  # a follow-only frame: tokens were not looked at
-            return tuple(sorted(self._tokens.values(), key=lambda t: t.id))
+        if not dets.tokens_checked:
+            # A follow-only frame: tokens were not looked at. Those a hand now covers are
+            # not in sight (their state is as last seen, marked occluded) and in doubt
+            # from now, as if a look had missed them: the hand may be taking one.
+            out = []
+            for tid, t in sorted(self._tokens.items()):
+                if not t.occluded and dets.hand_over(t.x, t.y, self._hand_reach_in(t)):
+                    t = Token(**{**t.__dict__, "occluded": True})
+                    self._note_missing(tid, t, time_s)
+                out.append(t)
+            return tuple(out)
         toks = dets[(dets.kind == KIND_OBJECTIVE) | (dets.kind == KIND_TREASURE)]
         seen: dict[str, Token] = {}
         prev = dict(self._tokens)
@@ -441,18 +454,17 @@ class FighterTracker:
         for tid, tok in prev.items():
             if tid in seen:
                 continue
-            if tid not in self._token_missing:
-                beside = self._fighter_beside(tok)
-                self._token_missing[tid] = (time_s, beside.id if beside is not None else None)
-            since, beside_then = self._token_missing[tid]
-            if dets.hands:
+            since, beside_then = self._note_missing(tid, tok, time_s)
+            if dets.hand_over(tok.x, tok.y, self._hand_reach_in(tok)):
+                # Hidden, not gone (yet): it keeps its place until a look sees that place
+                # again. A hand elsewhere on the table hides nothing of it.
                 seen[tid] = Token(**{**tok.__dict__, "occluded": True})
                 continue
             if time_s - since < self.token_grace_s or self._new_base_beside(tok):
                 # Not seen in one look: still there until it stays gone. And a base just
                 # found beside it (a fighter put down on it, not yet confirmed) may be the
                 # one that took it: decided once that base is known.
-                seen[tid] = tok
+                seen[tid] = Token(**{**tok.__dict__, "occluded": False}) if tok.occluded else tok
                 continue
             self._token_missing.pop(tid, None)
             near = self._fighter_beside(tok)
@@ -485,6 +497,17 @@ class FighterTracker:
             self.events.append(Event(index, time_s, e["kind"], e["subject"],
                                      {k: v for k, v in e.items() if k not in ("kind", "subject")}))
         return out
+
+    def _note_missing(self, tid: str, tok: Token, time_s: float) -> tuple[float, str | None]:
+        """When ``tid`` was first missed (now, if not before) and the fighter beside it then."""
+        if tid not in self._token_missing:
+            beside = self._fighter_beside(tok)
+            self._token_missing[tid] = (time_s, beside.id if beside is not None else None)
+        return self._token_missing[tid]
+
+    def _hand_reach_in(self, tok: Token) -> float:
+        """How near a token's centre a hand hides it."""
+        return 0.5 * tok.diameter_in + self.token_hand_margin_in
 
     def _new_base_beside(self, tok: Token) -> bool:
         """A base not yet confirmed within 1" of the token."""
