@@ -605,6 +605,15 @@ class Pipeline:
             # frames/s 12 whole looks in a row); the change round the tokens is kept
             # for that look.
             plan = replace(plan, tokens=False)  # (no change elsewhere: not full either)
+        look_later = plan.elsewhere and not plan.tokens and \
+            self._processed - self._last_full_processed < self._look_interval_frames
+        if look_later:
+            # A change where no fighter is (a hand coming in, a fighter put down) is looked
+            # at no sooner than look_interval_s after the last look: a hand reaching in
+            # over a few frames had a regional look made each frame (~95 ms at 1080p).
+            # Meanwhile the fighters round which the picture changed are followed, and
+            # the rest of the change is kept for that look.
+            plan = replace(plan, elsewhere=False)
         self.look = plan.kind
         if plan.pose:
             camera = self.camera
@@ -618,7 +627,14 @@ class Pipeline:
             found = self.detector.follow(frame, [self._follow_spec(t) for t in chosen])
             if len(found) >= len(chosen):  # each re-found (else: look at the whole table)
                 dets = follow_some(found, chosen, [t for i, t in enumerate(tracks) if i not in plan.follow])
-                self.gate.accept(change, change.mask & ~self._token_cells(change) if token_later else change.mask)
+                if look_later:
+                    boxes = self._gate_map.fighter_boxes(chosen)
+                    seen = np.zeros_like(change.mask)
+                    for b in boxes:
+                        seen[change.cells_in_box(b)] = True
+                    self.gate.accept(change, change.mask & seen)
+                else:
+                    self.gate.accept(change, change.mask & ~self._token_cells(change) if token_later else change.mask)
         if dets is None and (plan.full or plan.follow):
             if not (plan.tokens or token_later) and self._regional_now() and not self.background:
                 dets = self._look_where_changed(frame)
@@ -628,7 +644,10 @@ class Pipeline:
                 dets = self._look(frame, index, tokens=plan.tokens or token_later, change=change)
         elif dets is None:  # still (or only round the markers): every fighter where it was
             dets = held_detections(tracks, self.detector.terrain)
-            self.gate.accept(change, change.mask)
+            if look_later:
+                self.gate.drift_only(change)
+            else:
+                self.gate.accept(change, change.mask)
         self._hands_before, self._hands_now = self._hands_now, dets.hands
         return dets
 
