@@ -956,15 +956,17 @@ class TableDetector:
         return out
 
     def follow(self, frame: np.ndarray, fighters: list[tuple[float, float, float, int, float]], *,
-               reach_in: float = 0.8, max_jump_in: float = 0.5) -> Detections:
+               reach_in: float = 0.8, max_jump_in: float = 0.5, hands: bool = True) -> Detections:
         """Re-find known bases near where they were: ``fighters`` as (x, y, z, side,
         base_mm). Between full detections a base is looked for only in a window round
         its last place, in its own side's colour, at its own size: a few hundred pixels
         each instead of the whole table. Tokens are not looked at (``tokens_checked``
-        is False, so the tracker keeps them as they were)."""
+        is False, so the tracker keeps them as they were). ``hands`` False: the caller
+        knows no hand can be over the table (none was, and nothing changed where an arm
+        would come in), and none is looked for."""
         t0 = time.perf_counter()
         frame = self.relight(frame)
-        hand = self._hand_mask(frame)
+        hand = self._hand_mask(frame) if hands else np.zeros(self.floor.shape, bool)
         t1 = time.perf_counter()
         S = self.px_per_in
         rim_w = max(1.5, 0.09 * S)

@@ -624,7 +624,11 @@ class Pipeline:
         dets = None
         if plan.follow and not plan.full:
             chosen = [tracks[i] for i in plan.follow]
-            found = self.detector.follow(frame, [self._follow_spec(t) for t in chosen])
+            # No hand was over the table and the picture changed only round fighters: no
+            # arm has come in over the table's edge, so no hand is looked for (7-8 ms a
+            # frame on the Epic table, whose mat passes the skin-colour test in places).
+            found = self.detector.follow(frame, [self._follow_spec(t) for t in chosen],
+                                         hands=self._hands_now or look_later)
             if len(found) >= len(chosen):  # each re-found (else: look at the whole table)
                 dets = follow_some(found, chosen, [t for i, t in enumerate(tracks) if i not in plan.follow])
                 if look_later:
