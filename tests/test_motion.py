@@ -329,13 +329,9 @@ def test_region_map_windows_cover_what_changed_and_what_is_asked(calibrated):
     assert rm.windows(np.ones((h, w), bool)) == (None, None)
 
 
-def test_a_change_where_no_fighter_is_stays_to_be_looked_at_after_a_follow(epic_pipeline):
-    """A frame between looks follows only the fighters round which the picture changed:
-    it takes their surroundings as seen, never a change where no fighter is. Here a
-    marker is put down on open ground (the Rescue marker's own picture, cut from a later
-    frame) on such a frame; the gate must still see it afterwards, so that the next look
-    is made there (taken as seen, the Epic clip at 30 frames/s held the table still for
-    57 frames without ever looking for the marker put back)."""
+def _marker_on_open_ground(pipe):
+    """Frame 100 of the Epic sample as it is, and with a marker put down on open ground
+    (the Rescue marker's own picture, cut from frame 135), and the gate cells it covers."""
     folder = Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo"
     frames = {}
     with open_source(folder) as src:
@@ -344,7 +340,7 @@ def test_a_change_where_no_fighter_is_stays_to_be_looked_at_after_a_follow(epic_
                 frames[index] = frame
             if index >= 135:
                 break
-    cam = epic_pipeline.camera
+    cam = pipe.camera
     marker, spot = (43.70079, 33.07087), (43.7, 24.0)  # the marker at frame 135; open ground
     (u0, v0), (u1, v1) = (np.asarray(cam.project(np.array([[*xy, 0.0]])), float)[0] for xy in (marker, spot))
     r = 12  # px: a 1 in marker is ~20 px across here
@@ -353,14 +349,24 @@ def test_a_change_where_no_fighter_is_stays_to_be_looked_at_after_a_follow(epic_
     cv2.circle(disc, (r, r), r, 255, -1)
     before, after = frames[100], frames[100].copy()
     after[int(v1) - r:int(v1) + r + 1, int(u1) - r:int(u1) + r + 1][disc > 0] = patch[disc > 0]
+    f = pipe.gate.factor
+    at_marker = (slice(int(v1 - r) // f, int(v1 + r) // f + 1), slice(int(u1 - r) // f, int(u1 + r) // f + 1))
+    return before, after, at_marker
 
+
+def test_a_change_where_no_fighter_is_stays_to_be_looked_at_after_a_follow(epic_pipeline):
+    """A frame between looks follows only the fighters round which the picture changed:
+    it takes their surroundings as seen, never a change where no fighter is. Here a
+    marker is put down on open ground (the Rescue marker's own picture, cut from a later
+    frame) on such a frame; the gate must still see it afterwards, so that the next look
+    is made there (taken as seen, the Epic clip at 30 frames/s held the table still for
+    57 frames without ever looking for the marker put back)."""
+    before, after, at_marker = _marker_on_open_ground(epic_pipeline)
     p = epic_pipeline.fresh()
     for index in range(20):  # every stand placed over 2 s ago: settled
         p.process(before, index, index / p.fps)
     assert p.look == "still"
     change = p.gate.check(after)
-    f = p.gate.factor
-    at_marker = (slice(int(v1 - r) // f, int(v1 + r) // f + 1), slice(int(u1 - r) // f, int(u1 + r) // f + 1))
     assert change.mask[at_marker].any(), "the marker put down shows as change"
     # The frame followed between looks, as process() takes it the usual way.
     p._usual_change = change
@@ -376,26 +382,7 @@ def test_a_change_where_no_fighter_is_waits_for_the_next_look_not_longer(epic_pi
     fighter is does not get a look of its own at once (a hand reaching in over a few
     frames had a look made in each): that change is kept (not taken as seen), and looked
     at as soon as ``look_interval_s`` has passed since the last look."""
-    folder = Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo"
-    frames = {}
-    with open_source(folder) as src:
-        for index, _, frame in src:
-            if index in (100, 135):
-                frames[index] = frame
-            if index >= 135:
-                break
-    cam = epic_pipeline.camera
-    marker, spot = (43.70079, 33.07087), (43.7, 24.0)  # the marker at frame 135; open ground
-    (u0, v0), (u1, v1) = (np.asarray(cam.project(np.array([[*xy, 0.0]])), float)[0] for xy in (marker, spot))
-    r = 12
-    patch = frames[135][int(v0) - r:int(v0) + r + 1, int(u0) - r:int(u0) + r + 1]
-    disc = np.zeros(patch.shape[:2], np.uint8)
-    cv2.circle(disc, (r, r), r, 255, -1)
-    before, after = frames[100], frames[100].copy()
-    after[int(v1) - r:int(v1) + r + 1, int(u1) - r:int(u1) + r + 1][disc > 0] = patch[disc > 0]
-    f = epic_pipeline.gate.factor
-    at_marker = (slice(int(v1 - r) // f, int(v1 + r) // f + 1), slice(int(u1 - r) // f, int(u1 + r) // f + 1))
-
+    before, after, at_marker = _marker_on_open_ground(epic_pipeline)
     p = epic_pipeline.fresh()
     looks = []
     for index in range(60):  # settled: still frames, a safety look every 2 s
