@@ -208,10 +208,7 @@ class Pipeline:
         if len(chosen) == len(tracks):
             return self.detector.follow(frame, [self._follow_spec(t) for t in tracks])
         found = self.detector.follow(frame, [self._follow_spec(tracks[i]) for i in chosen])
-        where = np.zeros_like(change.mask)
-        for i in chosen:
-            where[change.cells_in_box(boxes[i])] = True
-        self._usual_accept = where
+        self._usual_accept = _cells_in(change, [boxes[i] for i in chosen])
         keep = set(chosen)
         return follow_some(found, [tracks[i] for i in chosen], [t for i, t in enumerate(tracks) if i not in keep])
 
@@ -360,11 +357,9 @@ class Pipeline:
 
     def _token_cells(self, change) -> np.ndarray:
         """The gate cells round the tokens known."""
-        at_tokens = np.zeros(change.mask.shape, bool)
-        if self._gate_map is not None and self._gate_map.camera is self.camera:
-            for b in self._gate_map.token_boxes(self._state.tokens if self._state is not None else ()):
-                at_tokens[change.cells_in_box(b)] = True
-        return at_tokens
+        if self._gate_map is None or self._gate_map.camera is not self.camera:
+            return np.zeros(change.mask.shape, bool)
+        return _cells_in(change, self._gate_map.token_boxes(self._state.tokens if self._state is not None else ()))
 
     def _look_change(self):
         """This frame against the look gate's reference (None without the gate)."""
@@ -632,11 +627,7 @@ class Pipeline:
             if len(found) >= len(chosen):  # each re-found (else: look at the whole table)
                 dets = follow_some(found, chosen, [t for i, t in enumerate(tracks) if i not in plan.follow])
                 if look_later:
-                    boxes = self._gate_map.fighter_boxes(chosen)
-                    seen = np.zeros_like(change.mask)
-                    for b in boxes:
-                        seen[change.cells_in_box(b)] = True
-                    self.gate.accept(change, change.mask & seen)
+                    self.gate.accept(change, change.mask & _cells_in(change, self._gate_map.fighter_boxes(chosen)))
                 else:
                     self.gate.accept(change, change.mask & ~self._token_cells(change) if token_later else change.mask)
         if dets is None and (plan.full or plan.follow):
@@ -779,6 +770,14 @@ def _worker_start(detector_pickled: bytes) -> None:
 
 def _worker_ready() -> bool:
     return _WORKER_DETECTOR is not None
+
+
+def _cells_in(change, boxes) -> np.ndarray:
+    """The gate cells the image boxes cover (a mask of ``change``'s shape)."""
+    cells = np.zeros(change.mask.shape, bool)
+    for b in boxes:
+        cells[change.cells_in_box(b)] = True
+    return cells
 
 
 def _look_whole(detector, frame: np.ndarray, tokens: bool):
