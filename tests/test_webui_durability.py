@@ -171,10 +171,12 @@ def test_answered_writes_survive_sigkill(tmp_path):
         con.close()
 
 
-def test_ctrl_c_stops_the_server_cleanly(tmp_path):
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_the_server_cleanly(tmp_path, how):
     """Ctrl+C at a terminal sends SIGINT to the whole process group, the look worker
-    included: the server stops with exit 0 and no traceback from any of its processes,
-    and leaves none behind."""
+    included; a service manager (or ``kill``) sends SIGTERM to the server alone. Either
+    way the server stops with exit 0 and no traceback or warning from any of its
+    processes, and leaves none behind."""
     db = tmp_path / "stop.sqlite"
     log = tmp_path / "server.log"
     port = free_port()
@@ -193,13 +195,16 @@ def test_ctrl_c_stops_the_server_cleanly(tmp_path):
             time.sleep(0.5)
         assert len(group) >= 2, "the look worker did not start"
         time.sleep(2.0)  # the worker idle, waiting for a look, as when Ctrl+C comes
-        os.killpg(proc.pid, signal.SIGINT)
+        if how == "ctrl-c":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    text = log.read_text()
-    assert "Traceback" not in text, text[-3000:]
     time.sleep(2.0)  # (an orphaned worker checks for its parent once a second)
+    text = log.read_text()
+    assert "Traceback" not in text and "Warning" not in text, text[-3000:]
     assert not subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()

@@ -516,12 +516,13 @@ class Pipeline:
         move = min(3.0, 0.7 * age)
         return self.detector.follow(frame, specs, reach_in=0.8 + move, max_jump_in=0.5 + move)
 
-    def quiesce(self) -> None:
+    def quiesce(self, wait: bool = False) -> None:
         """Drop a background look and its worker: the detector is about to change (camera,
-        terrain), and the worker's copy of it with it (a new one is started when needed)."""
+        terrain), and the worker's copy of it with it (a new one is started when needed).
+        ``wait``: until the worker process has ended (not on the frame path)."""
         self._pending = None
         if self._worker is not None:
-            self._worker.shutdown()
+            self._worker.shutdown(wait)
             self._worker = None
 
     def set_camera(self, camera) -> None:
@@ -536,8 +537,11 @@ class Pipeline:
         self.detector.set_terrain(terrain)
 
     def close(self) -> None:
-        """Stop the background worker (a pipeline replaced, the server stopping)."""
-        self.quiesce()
+        """Stop the background worker (a pipeline replaced, the server stopping), and wait
+        for it: left to end as the interpreter exits, its pool's wake-up pipe could be
+        closed under the exit hook that writes to it (a traceback on the way out, now
+        and then, after Ctrl+C)."""
+        self.quiesce(wait=True)
 
     def _pose_due(self, index: int) -> bool:
         """Whether a frame taken the usual way re-checks the camera pose: with the change
@@ -732,8 +736,8 @@ class LookWorker:
         """A whole look (``windows`` None), or a regional one in those floor-view windows."""
         return self._pool.submit(_worker_look, frame, tokens, windows)
 
-    def shutdown(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def shutdown(self, wait: bool = False) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=True)
 
 
 _WORKER_DETECTOR = None  # the worker process's detector (LookWorker)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import signal
 import socket
 from pathlib import Path
 
@@ -86,10 +87,18 @@ def serve(source, footage, host, port, db, token):
 
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"Serving the live overlay on http://{shown}:{port}  (Ctrl+C to stop)")
+    # A service manager's (or `kill`'s) SIGTERM stops the server as Ctrl+C does: the player
+    # and its look worker shut down (left to the default, the process died at once and
+    # the worker's semaphores leaked, with a warning on the way out).
+    signal.signal(signal.SIGTERM, _stop_as_ctrl_c)
     try:
         app.run(host=host, port=port, threaded=True, debug=False, use_reloader=False)
     finally:
         stop_player(app)
+
+
+def _stop_as_ctrl_c(signum, frame):
+    raise KeyboardInterrupt  # (the development server ends its loop on it, as on Ctrl+C)
 
 
 def main() -> None:  # pragma: no cover - ``python -m webui.cli``; the lead's CLI does the same
