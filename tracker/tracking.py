@@ -15,7 +15,7 @@ that fighter, who carries it until a treasure token appears beside it again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -415,7 +415,7 @@ class FighterTracker:
             out = []
             for tid, t in sorted(self._tokens.items()):
                 if not t.occluded and dets.hand_over(t.x, t.y, self._hand_reach_in(t)):
-                    t = Token(**{**t.__dict__, "occluded": True})
+                    t = replace(t, occluded=True)
                     self._note_missing(tid, t, time_s)
                 out.append(t)
             return tuple(out)
@@ -458,13 +458,13 @@ class FighterTracker:
             if dets.hand_over(tok.x, tok.y, self._hand_reach_in(tok)):
                 # Hidden, not gone (yet): it keeps its place until a look sees that place
                 # again. A hand elsewhere on the table hides nothing of it.
-                seen[tid] = Token(**{**tok.__dict__, "occluded": True})
+                seen[tid] = replace(tok, occluded=True)
                 continue
             if time_s - since < self.token_grace_s or self._new_base_beside(tok):
                 # Not seen in one look: still there until it stays gone. And a base just
                 # found beside it (a fighter put down on it, not yet confirmed) may be the
                 # one that took it: decided once that base is known.
-                seen[tid] = Token(**{**tok.__dict__, "occluded": False}) if tok.occluded else tok
+                seen[tid] = replace(tok, occluded=False)
                 continue
             self._token_missing.pop(tid, None)
             near = self._fighter_beside(tok)
