@@ -3,9 +3,11 @@ ruling's "too close to call" rests on)?
 
     python benchmarks/sigma_honesty.py [FOLDER ...] [--every K]
 
-For each folder (default: the shared eval sets and the bundled Warcry clip), every K-th
-frame (every one of the eval sets' snapshots) is looked at whole, and each round base
-found is matched to its truth (the shared scorer's matching). Its error is taken along the
+For each folder (default: the shared eval sets and the bundled Warcry clip) the pipeline
+runs over every frame (a look every frame it allows; between looks a clip's fighters are
+followed, so these are the fits the tracker is given), and in every K-th frame (every one
+of the eval sets' snapshots) each round base detected is matched to its truth (the
+shared scorer's matching). Its error is taken along the
 line to the camera's nadir, where a painted side wall pulls a rim's edge, and across it.
 Printed per share of the rim fitted (the fit's score): how many, the error RMS, the mean
 stated sigma, and the share of bases whose error along both lines is within 1 and 2
@@ -37,12 +39,12 @@ BINS = ((0.0, 0.4), (0.4, 0.55), (0.55, 0.7), (0.7, 0.85), (0.85, 1.01))
 
 def measure(folder: Path, every: int) -> np.ndarray:
     """Rows (score, error along the nadir line, error across it, stated sigma,
-    calibration-only sigma) of the round bases found in ``folder``'s frames."""
+    calibration-only sigma) of the round bases detected in ``folder``'s frames."""
     scorer = load_scorer()
     truth = json.loads((folder / "truth.json").read_text())
     frames = {int(f["frame"]): f for f in truth["frames"]}
     pipe = Pipeline.from_footage(folder)
-    pipe.full_every = 1  # every frame looked at whole: the fits are what is measured
+    pipe.full_every = 1  # as eval_sets.py: a look whenever the pipeline allows one
     det = pipe.detector
     cam = det.camera
     nadir = np.asarray(cam.camera_position, float)[:2]

@@ -102,6 +102,24 @@ def test_a_fighters_size_is_what_the_looks_say_most_not_what_the_first_said():
     assert round(s.fighters[0].base.width_in * 25.4) == 50 and [f.id for f in s.fighters] == ["f1"]
 
 
+def test_a_smaller_circle_found_inside_a_fighters_base_is_the_fighter_seen_not_moved():
+    """A 50 mm base all but hidden by its miniature, read by one look as a 32 mm base
+    0.35 in off (the miniature's outline): the fighter is seen, stays where it is, and no
+    second fighter appears there. A smaller fit reaching outside its base still moves it."""
+    cfg = GameConfig.from_dict({"kind": "warcry", "sides": [
+        {"index": 0, "colour": "red", "rim_bgr": [40, 38, 200], "bases_mm": [32, 50]},
+        {"index": 1, "colour": "blue", "rim_bgr": [190, 95, 25], "bases_mm": [32]}]})
+    tr = FighterTracker(cfg, fps=15)
+    for k in range(4):
+        tr.update(_sized(5, 5, 0, 50.0, 0.5), k, k / 15)
+    for k in (4, 5, 6):
+        s = tr.update(_sized(5.0, 5.35, 0, 32.0, 0.4), k, k / 15)
+        assert [(f.id, round(f.x, 2), round(f.y, 2), f.occluded) for f in s.fighters] == [("f1", 5.0, 5.0, False)]
+    assert round(s.fighters[0].base.width_in * 25.4) == 50
+    s = tr.update(_sized(5.0, 5.5, 0, 32.0, 0.4), 7, 7 / 15)  # 0.5 + 0.63 in: past its 0.98 in radius
+    assert [(f.id, round(f.x, 2), round(f.y, 2)) for f in s.fighters] == [("f1", 5.0, 5.5)]
+
+
 def test_a_hidden_fighter_never_takes_the_base_found_on_one_in_sight():
     """A fighter under a hand for seconds has a gate of inches; when its visible
     neighbour's base is found a little off (a changed fit), the hidden one must not take
