@@ -3,13 +3,15 @@ ruling's "too close to call" rests on)?
 
     python benchmarks/sigma_honesty.py [FOLDER ...] [--every K]
 
-For each folder (default: the shared eval sets and the bundled Warcry clip) the pipeline
+For each folder (default: the shared eval sets and the bundled Warcry clip; the
+bundled Epic clip, sample_footage/epic-demo, for stands) the pipeline
 runs over every frame (a look every frame it allows; between looks a clip's fighters are
 followed, so these are the fits the tracker is given), and in every K-th frame (every one
 of the eval sets' snapshots) each round base detected is matched to its truth (the
 shared scorer's matching). Its error is taken along the
 line to the camera's nadir, where a painted side wall pulls a rim's edge, and across it.
-Printed per share of the rim fitted (the fit's score): how many, the error RMS, the mean
+Printed per share of the rim fitted (the fit's score), and for oval and rectangular
+stands together: how many, the error RMS, the mean
 stated sigma, and the share of bases whose error along both lines is within 1 and 2
 sigma, for the sigma stated now
 (calibration and rim fit) and, in the same run, the calibration's alone. An honest 1
@@ -39,7 +41,7 @@ BINS = ((0.0, 0.4), (0.4, 0.55), (0.55, 0.7), (0.7, 0.85), (0.85, 1.01))
 
 def measure(folder: Path, every: int) -> np.ndarray:
     """Rows (score, error along the nadir line, error across it, stated sigma,
-    calibration-only sigma) of the round bases detected in ``folder``'s frames."""
+    calibration-only sigma, shape code) of the bases detected in ``folder``'s frames."""
     scorer = load_scorer()
     truth = json.loads((folder / "truth.json").read_text())
     frames = {int(f["frame"]): f for f in truth["frames"]}
@@ -57,7 +59,7 @@ def measure(folder: Path, every: int) -> np.ndarray:
                 continue
             seen = [f for f in frames[index]["fighters"] if not f["occluded"]]
             d = r.detections
-            d = d[(d.kind == KIND_BASE) & (d.shape == 0)]
+            d = d[d.kind == KIND_BASE]
             if not len(d) or not seen:
                 continue
             pts = d.xyz.copy()
@@ -67,19 +69,23 @@ def measure(folder: Path, every: int) -> np.ndarray:
                 e = d.xyz[j, :2] - (seen[i]["x"], seen[i]["y"])
                 u = nadir - d.xyz[j, :2]
                 u /= max(float(np.hypot(*u)), 1e-9)
-                rows.append((d.score[j], e @ u, e @ (-u[1], u[0]), d.sigma_in[j], calib[j]))
-    return np.array(rows, float).reshape(-1, 5)
+                rows.append((d.score[j], e @ u, e @ (-u[1], u[0]), d.sigma_in[j], calib[j], d.shape[j]))
+    return np.array(rows, float).reshape(-1, 6)
 
 
 def report(name: str, rows: np.ndarray) -> None:
-    print(f"== {name}: {len(rows)} round bases")
+    round_ = rows[:, 5] == 0
+    print(f"== {name}: {round_.sum()} round bases, {(~round_).sum()} oval or rectangular")
     print("   rim seen    n  err RMS along/across   sigma now (calib)   within 1 / 2 sigma now   calib alone")
-    for lo, hi in BINS + ((0.0, 1.01),):
-        k = (rows[:, 0] >= lo) & (rows[:, 0] < hi)
+    for lo, hi in BINS + ((0.0, 1.01), (None, None)):
+        if lo is None:  # oval and rectangular stands: their sigma is the calibration's
+            k, label = ~round_, "stands"
+        else:
+            k = round_ & (rows[:, 0] >= lo) & (rows[:, 0] < hi)
+            label = "all" if (lo, hi) == (0.0, 1.01) else f"{lo:.2f}-{min(hi, 1.0):.2f}"
         if not k.any():
             continue
-        s, a, c, now, cal = rows[k].T
-        label = "all" if (lo, hi) == (0.0, 1.01) else f"{lo:.2f}-{min(hi, 1.0):.2f}"
+        s, a, c, now, cal = rows[k, :5].T
         worst = np.maximum(np.abs(a), np.abs(c))  # (sigma is stated for any one direction)
         cov = [100 * np.mean(worst <= m * sig) for sig in (now, cal) for m in (1, 2)]
         print(f"   {label:>9} {k.sum():4d}  {np.sqrt(np.mean(a * a)):.4f} / {np.sqrt(np.mean(c * c)):.4f} in"
