@@ -120,6 +120,34 @@ def test_a_smaller_circle_found_inside_a_fighters_base_is_the_fighter_seen_not_m
     assert [(f.id, round(f.x, 2), round(f.y, 2)) for f in s.fighters] == [("f1", 5.0, 5.5)]
 
 
+def test_a_unit_lifted_under_a_hand_is_hidden_whole_not_its_last_stand_left_in_sight():
+    """Four touching fighters taken off together, the hand over two of them: none is
+    found, and all four are out of sight (a base missed beside no hand is still in
+    sight, as is a group of which only one is under the hand)."""
+    from tracker.detection import PlaneView
+
+    view = PlaneView(0.0, 0.0, 0.0, 30.0, 22.0, 10.0, None, None, None)
+
+    def look(*bases, hand_at=None):
+        d = Detections.from_rows([{"xyz": (x, y, 0.0), "kind": KIND_BASE, "side": 0, "base_mm": 32.0}
+                                  for x, y in bases])
+        mask = np.zeros((220, 300), bool)
+        if hand_at is not None:  # a hand 1.6 in across
+            rr, cc = np.ogrid[:220, :300]
+            c, r = view.to_pixel(np.array([hand_at], float))[0]
+            mask = (rr - r) ** 2 + (cc - c) ** 2 <= 8 ** 2
+        d.hand_mask, d.hand_view, d.hands = mask, view, bool(mask.any())
+        return d
+
+    unit = [(5.0 + 1.3 * k, 5.0) for k in range(4)]  # 32 mm bases 1.3 in apart: touching
+    for hand_at, hidden in (((5.65, 5.0), {"f1", "f2", "f3", "f4"}), ((5.0, 5.0), {"f1"})):
+        tr = FighterTracker(CFG, fps=15)
+        for k in range(3):
+            tr.update(look(*unit, (20, 15)), k, k / 15)
+        s = tr.update(look((20, 15), hand_at=hand_at), 3, 3 / 15)
+        assert {f.id for f in s.fighters if f.occluded} == hidden, hand_at
+
+
 def test_a_hidden_fighter_never_takes_the_base_found_on_one_in_sight():
     """A fighter under a hand for seconds has a gate of inches; when its visible
     neighbour's base is found a little off (a changed fit), the hidden one must not take
