@@ -327,25 +327,31 @@ class FighterTracker:
         beside the hand are hidden too, not still in sight. (The Epic clip's escort unit,
         taken off the table together: the stand 1.3 in from the hand was shown in sight
         where nothing was for 6 frames, 20 at 30 frames/s.)"""
-        from scipy.sparse.csgraph import connected_components
-
         known = [t for t in self.tracks if t.confirmed]
-        if len(known) < 3:
-            return
-        xy = np.array([t.xyz[:2] for t in known], float)
-        reach = np.array([t.reach_in for t in known])
-        side = np.array([t.side for t in known])
-        touching = (np.linalg.norm(xy[:, None] - xy[None], axis=2) < reach[:, None] + reach[None] + self.unit_gap_in) \
-            & (side[:, None] == side[None])
-        n, label = connected_components(touching, directed=False)
-        for k in range(n):
-            members = [known[i] for i in np.flatnonzero(label == k)]
-            if len(members) < 3 or any(t.last_seen == index for t in members):
+        for group in self._touching_groups(known):
+            members = [known[i] for i in group]
+            if any(t.last_seen == index for t in members):
                 continue
             under = sum(dets.hand_over(float(t.xyz[0]), float(t.xyz[1])) for t in members)
             if 2 * under >= len(members):
                 for t in members:
                     t.occluded = True
+
+    def _touching_groups(self, tracks: list[_Track]) -> list[np.ndarray]:
+        """Indices into ``tracks`` of each group of three or more fighters of a side
+        whose bases touch, one to the next (within ``unit_gap_in``)."""
+        from scipy.sparse.csgraph import connected_components
+
+        if len(tracks) < 3:
+            return []
+        xy = np.array([t.xyz[:2] for t in tracks], float)
+        reach = np.array([t.reach_in for t in tracks])
+        side = np.array([t.side for t in tracks])
+        touching = (np.linalg.norm(xy[:, None] - xy[None], axis=2) < reach[:, None] + reach[None] + self.unit_gap_in) \
+            & (side[:, None] == side[None])
+        n, label = connected_components(touching, directed=False)
+        groups = [np.flatnonzero(label == k) for k in range(n)]
+        return [g for g in groups if len(g) >= 3]
 
     def _move_as_units(self, index: int) -> None:
         """Fighters slid together (an Epic unit, a group in base contact) move as one:
@@ -355,21 +361,10 @@ class FighterTracker:
         about its stands' spacing in a frame is otherwise ambiguous: the odd stand
         predicts its next place wrongly, the follows lose it, and the ids in the unit
         swap (the Epic clip at 8 frames/s: 10 swaps in one unit's fast slide)."""
-        from scipy.sparse.csgraph import connected_components
-
         seen = [t for t in self.tracks if t.last_seen == index and t.confirmed and not t.occluded]
         if len(seen) < 3 or sum(bool(t.vel[0] or t.vel[1]) for t in seen) < 2:  # (no group moved)
             return
-        xy = np.array([t.xyz[:2] for t in seen], float)
-        reach = np.array([t.reach_in for t in seen])
-        side = np.array([t.side for t in seen])
-        touching = (np.linalg.norm(xy[:, None] - xy[None], axis=2) < reach[:, None] + reach[None] + self.unit_gap_in) \
-            & (side[:, None] == side[None])
-        n, label = connected_components(touching, directed=False)
-        for k in range(n):
-            members = np.flatnonzero(label == k)
-            if len(members) < 3:
-                continue
+        for members in self._touching_groups(seen):
             step = np.array([seen[i].vel[:2] for i in members])
             moved = np.any(step != 0, axis=1)
             if 2 * moved.sum() <= len(members):
