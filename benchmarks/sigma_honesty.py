@@ -48,8 +48,7 @@ def measure(folder: Path, every: int) -> np.ndarray:
     pipe = Pipeline.from_footage(folder)
     pipe.full_every = 1  # as eval_sets.py: a look whenever the pipeline allows one
     det = pipe.detector
-    cam = det.camera
-    nadir = np.asarray(cam.camera_position, float)[:2]
+    nadir = np.asarray(det.camera.camera_position, float)[:2]
     lift = det.config.base_thickness_in
     rows = []
     with open_source(folder) as src:
@@ -62,9 +61,7 @@ def measure(folder: Path, every: int) -> np.ndarray:
             d = d[d.kind == KIND_BASE]
             if not len(d) or not seen:
                 continue
-            pts = d.xyz.copy()
-            pts[:, 2] += lift
-            calib = np.linalg.norm(np.asarray(cam.position_sigma(pts), float).reshape(len(d), -1), axis=1)
+            calib = det.calibration_sigma(d.xyz, lift)
             for i, j, _ in scorer.match([(f["x"], f["y"]) for f in seen], [tuple(p) for p in d.xyz[:, :2]], 0.75):
                 e = d.xyz[j, :2] - (seen[i]["x"], seen[i]["y"])
                 u = nadir - d.xyz[j, :2]

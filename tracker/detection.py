@@ -1104,17 +1104,25 @@ class TableDetector:
                     return i, view
         return -1, None
 
+    def calibration_sigma(self, xyz: np.ndarray, lift: float = 0.0) -> np.ndarray | None:
+        """(N,) 1-sigma horizontal error the calibration alone gives points ``xyz``
+        seen ``lift`` above them (a base's top); None without a calibrated camera."""
+        sig = getattr(self.camera, "position_sigma", None)
+        if sig is None or not len(xyz):
+            return None
+        pts = np.array(xyz, float).reshape(-1, 3)
+        pts[:, 2] += lift
+        s = np.asarray(sig(pts), float).reshape(len(pts), -1)
+        return np.linalg.norm(s, axis=1) if s.shape[1] > 1 else s[:, 0]
+
     def _add_sigma(self, dets: Detections, lift: float = 0.0) -> None:
         """1-sigma horizontal error of each detection: from the calibration, and for a
         round base (``lift``: its thickness) also from how much of its rim was seen
         (``rim_fit_sigma``)."""
-        sig = getattr(self.camera, "position_sigma", None)
-        if sig is None or not len(dets):
+        calib = self.calibration_sigma(dets.xyz, lift)
+        if calib is None:
             return
-        pts = dets.xyz.copy()
-        pts[:, 2] += lift
-        s = np.asarray(sig(pts), float).reshape(len(dets), -1)
-        dets.sigma_in = np.linalg.norm(s, axis=1) if s.shape[1] > 1 else s[:, 0]
+        dets.sigma_in = calib
         position = getattr(self.camera, "camera_position", None)
         round_ = (dets.kind == KIND_BASE) & (dets.shape == 0)
         if lift > 0 and position is not None and round_.any():

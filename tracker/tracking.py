@@ -380,11 +380,18 @@ class FighterTracker:
         """Track ``t`` seen as base ``j``; ``in_place``: seen there, but the fit is not
         its base (a smaller circle inside it), so it stays where it was."""
         if in_place:
-            t.hits += 1
-            t.last_seen = index
-            t.occluded = False
             t.vel = np.zeros(3)
-            return
+        else:
+            self._take_fit(t, bases, j, index, time_s)
+        t.hits += 1
+        t.last_seen = index
+        t.occluded = False
+        if not t.confirmed and t.hits >= self.confirm_hits:
+            self._confirm(t, index, time_s)
+
+    def _take_fit(self, t: _Track, bases: Detections, j: int, index: int, time_s: float) -> None:
+        """Track ``t`` moves to base ``j``'s fit (smoothed when still) and takes its
+        sigma, score, size and turn; a move that has come to rest is an event."""
         new = bases.xyz[j]
         step = float(np.linalg.norm(new[:2] - t.xyz[:2]))
         if t.confirmed:
@@ -411,11 +418,6 @@ class FighterTracker:
             # Half a turn looks the same: step the shorter way round, smoothed as the position.
             turn = (float(bases.angle_deg[j]) - t.angle_deg + 90.0) % 180.0 - 90.0
             t.angle_deg = (t.angle_deg + alpha * turn) % 180.0
-        t.hits += 1
-        t.last_seen = index
-        t.occluded = False
-        if not t.confirmed and t.hits >= self.confirm_hits:
-            self._confirm(t, index, time_s)
 
     def _confirm(self, t: _Track, index: int, time_s: float) -> None:
         t.confirmed = True
