@@ -211,6 +211,24 @@ def test_hand_over_fighter_marks_it_occluded(hd):
                for h, b in zip(after["fighters"], before["fighters"]))
 
 
+def test_hand_over_token_marks_it_occluded(hd):
+    """Tokens carry their visibility like fighters: a benchmark then scores the tokens in
+    sight, not one under a player's palm that the tracker rightly holds as occluded."""
+    game, cam, r = hd
+    _, before = render_still(game, cam, renderer=r)
+    assert before["tokens"] and not any(t["occluded"] for t in before["tokens"])
+    t = before["tokens"][0]
+    P = np.array([t["x"], t["y"], 0.0])
+    palm = P + (cam.position - P) * (1.5 / (cam.position[2] - P[2]))
+    hand = hand_mover(0, palm, math.pi, (150, 180, 225), (60, 60, 60))
+    _, after = render_still(game, cam, renderer=r, extra=[hand])
+    under = next(u for u in after["tokens"] if u["id"] == t["id"])
+    assert under["occluded"] and under["visible_fraction"] < 0.5
+    # Tokens well away from the hand (and its forearm, which points back along -x) stay in sight.
+    far = [u for u in after["tokens"] if math.hypot(u["x"] - t["x"], u["y"] - t["y"]) > 6 and u["x"] < t["x"]]
+    assert far and all(not u["occluded"] and u["visible_fraction"] > 0.9 for u in far)
+
+
 def test_script_picks_up_treasure_takes_one_down_and_stays_physical():
     game = plan_game(np.random.default_rng(2026), seconds=24, n_fighters=12, n_sides=3)
     frames = list(play(game, 15, 360))

@@ -476,9 +476,15 @@ def frame_truth(i: int, state: FrameState, cam: Camera, info: dict, renderer: Re
             "x": _r(x), "y": _r(y), "z": _r(f.z), "occluded": bool(vf < 0.5), "visible_fraction": _r(vf, 3),
             "visible_fraction_without_hands": _r(vis_nh / sil if sil else 0.0, 3),
             "image_xy": [_r(p[0]), _r(p[1])], "carrying": carrying})
-    tokens = [{"id": tk.id, "kind": tk.kind, "tag_id": tk.tag_id, "x": _r(tk.xy[0]), "y": _r(tk.xy[1]), "z": 0.0,
-               "diameter_in": tk.diameter, "tag_size_in": round(TOKEN_TAG_IN * tk.diameter, 5) if tk.tag_id is not None else None}
-              for tk in state.tokens]
+    tokens = []
+    for k, tk in enumerate(state.tokens):  # movers_for draws token k as ID_TOKEN + k
+        sil, vis, _ = info.get(ID_TOKEN + k, (0, 0, 0))
+        vf = vis / sil if sil else 0.0
+        # A token under a player's hand is not in sight: scored like a fighter's occlusion.
+        tokens.append({"id": tk.id, "kind": tk.kind, "tag_id": tk.tag_id, "x": _r(tk.xy[0]), "y": _r(tk.xy[1]), "z": 0.0,
+                       "diameter_in": tk.diameter,
+                       "tag_size_in": round(TOKEN_TAG_IN * tk.diameter, 5) if tk.tag_id is not None else None,
+                       "occluded": bool(vf < 0.5), "visible_fraction": _r(vf, 3)})
     hands = []
     for h, (x, y, z, ang) in state.hands:
         q = cam.project([(x, y, z)])[0]
