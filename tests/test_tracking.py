@@ -233,6 +233,41 @@ def test_a_hand_hides_only_the_tokens_it_covers():
     assert [(e.kind, e.subject) for e in tr.events][-1] == ("picked up treasure", "f1")
 
 
+def test_a_hand_beside_a_token_leaves_it_in_sight_on_a_follow_frame():
+    """A hand reaching for the fighter next to a treasure (its grown mask within a
+    quarter inch of the token's edge, but not over the disc) leaves the token in sight
+    on frames that do not look for tokens; the same hand over the disc hides it. (The
+    bundled clip's treasure beside a carried fighter was shown hidden for a second while
+    in full view.)"""
+    from tracker.detection import KIND_TREASURE, PlaneView
+
+    view = PlaneView(0.0, 0.0, 0.0, 30.0, 22.0, 10.0, None, None, None)
+
+    def look(hand_edge_from_centre=None, tokens_checked=True):
+        d = Detections.from_rows([{"xyz": (13.0, 10.0, 0.0), "kind": KIND_BASE, "side": 0, "base_mm": 32.0},
+                                  {"xyz": (10.0, 10.0, 0.0), "kind": KIND_TREASURE, "score": 1.0}]
+                                 if tokens_checked else [{"xyz": (13.0, 10.0, 0.0), "kind": KIND_BASE, "side": 0,
+                                                          "base_mm": 32.0}])
+        mask = np.zeros((220, 300), bool)
+        if hand_edge_from_centre is not None:  # a hand mask 2 in across, its edge this far from the treasure
+            rr, cc = np.ogrid[:220, :300]
+            c, r = view.to_pixel(np.array([[10.0 - hand_edge_from_centre - 1.0, 10.0]]))[0]
+            mask = (rr - r) ** 2 + (cc - c) ** 2 <= 10 ** 2
+        d.hand_mask, d.hand_view, d.hands, d.tokens_checked = mask, view, bool(mask.any()), tokens_checked
+        return d
+
+    tr = FighterTracker(CFG, fps=15)
+    for k in range(3):
+        s = tr.update(look(), k, k / 15)
+    assert {t.id: t.occluded for t in s.tokens} == {"treasure-u1": False}
+    s = tr.update(look(0.7, tokens_checked=False), 3, 3 / 15)  # 0.2 in off the disc's edge
+    assert {t.id: t.occluded for t in s.tokens} == {"treasure-u1": False}
+    assert not tr.tokens_in_doubt
+    s = tr.update(look(0.1, tokens_checked=False), 4, 4 / 15)  # over the disc
+    assert {t.id: t.occluded for t in s.tokens} == {"treasure-u1": True}
+    assert tr.tokens_in_doubt
+
+
 RECT_CFG = GameConfig.from_dict({"kind": "warcry", "sides": [
     {"index": 0, "colour": "red", "rim_bgr": [40, 38, 200], "bases_mm": [{"shape": "rect", "mm": [40, 20]}]},
     {"index": 1, "colour": "blue", "rim_bgr": [190, 95, 25], "bases_mm": [{"shape": "rect", "mm": [40, 20]}]}]})

@@ -141,6 +141,7 @@ class FighterTracker:
         # A hand this near a token's edge may hide it (the hand mask is grown 0.3 in
         # round the skin already; a token half under a finger is not found).
         self.token_hand_margin_in = 0.25
+        self.hand_mask_growth_in = 0.3  # (detection._find_hands grows the skin it finds by this)
         self._lost: list[tuple[_Track, float]] = []  # fighters recently gone, for re-identification
         self.reidentify_s = 15.0
         # Fighters this close (edge to edge, inches) move as one when most of them do.
@@ -458,7 +459,7 @@ class FighterTracker:
             # from now, as if a look had missed them: the hand may be taking one.
             out = []
             for tid, t in sorted(self._tokens.items()):
-                if not t.occluded and dets.hand_over(t.x, t.y, self._hand_reach_in(t)):
+                if not t.occluded and dets.hand_over(t.x, t.y, self._hand_over_disc_in(t)):
                     t = replace(t, occluded=True)
                     self._note_missing(tid, t, time_s)
                 out.append(t)
@@ -550,8 +551,15 @@ class FighterTracker:
         return self._token_missing[tid]
 
     def _hand_reach_in(self, tok: Token) -> float:
-        """How near a token's centre a hand hides it."""
+        """How near a token's centre a hand hides it from a look."""
         return 0.5 * tok.diameter_in + self.token_hand_margin_in
+
+    def _hand_over_disc_in(self, tok: Token) -> float:
+        """How near a token's centre a hand must come on a frame that does not look for
+        tokens to put it in doubt: over the disc itself (the mask is grown 0.3 in past the
+        skin). A hand beside a token, reaching for the fighter next to it, leaves it in
+        sight; a hand taking it covers it first."""
+        return max(0.0, 0.5 * tok.diameter_in - self.hand_mask_growth_in)
 
     def _new_base_beside(self, tok: Token) -> bool:
         """A base not yet confirmed within 1" of the token."""
