@@ -180,18 +180,39 @@ def _band_and_cross(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float
     return band, band_mean, cross
 
 
-def _edges(prof: np.ndarray, s: np.ndarray, thin_steps: int) -> tuple[np.ndarray, ...]:
+def _edges(prof: np.ndarray, s: np.ndarray, thin_steps: int,
+           expect: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """Outer half-peak edge on each profile (the rule of detection._fit_rims): offset,
     usable mask, and a weight (1 for a thin band of colour, 0.25 for colour all the way
     in: a miniature's outline, not a rim); then the same for the rim's inner edge.
     Profiles are the last axis of ``prof``; each value is picked by its flat index (one
-    gather, not take_along_axis: the fit calls this for every stand every frame)."""
+    gather, not take_along_axis: the fit calls this for every stand every frame).
+    ``expect``: where along each profile the rim's band is expected (broadcast over the
+    leading axes); where the highest peak lies well outside it, the band taken is the
+    peak nearest it among those at least half the highest: a stand a few pixels away
+    whose rim shows stronger than this one's would otherwise lend its edge to this
+    stand's outline."""
     lead, m = prof.shape[:-1], prof.shape[-1]
     P = prof.reshape(-1, m)
     n = P.shape[0]
     flat = P.ravel()
     row = np.arange(0, n * m, m)
     jpk = P.argmax(axis=1)
+    if expect is not None:
+        # Only profiles whose highest peak lies over 1.5 px outside the expected band
+        # are searched (few), which keeps this cheap. (Inside, a miniature's colour is
+        # weighed down by the fit already: colour all the way in.)
+        ex = np.broadcast_to(expect, lead).reshape(-1)
+        out_by = s[jpk] - ex
+        r = np.flatnonzero(out_by > 1.5)
+        if len(r):
+            Q, jr = P[r], jpk[r]
+            top = Q[np.arange(len(r)), jr]
+            mid = Q[:, 1:-1]
+            ok = (mid >= Q[:, :-2]) & (mid >= Q[:, 2:]) & (mid >= 0.5 * top[:, None])
+            far = np.where(ok, np.abs(s[None, 1:-1] - ex[r, None]), np.inf)
+            j = far.argmin(axis=1)
+            jpk[r] = np.where(far[np.arange(len(r)), j] < out_by[r], j + 1, jr)
     peak = flat[row + jpk]
     half = 0.5 * peak
     jj = np.arange(m)
@@ -279,7 +300,9 @@ def fit_shapes(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy:
         X = (Px[..., None] + s * Nx[..., None]).astype(np.float32).reshape(N * K, -1)
         Y = (Py[..., None] + s * Ny[..., None]).astype(np.float32).reshape(N * K, -1)
         prof = _remap(ev, counts, X, Y)
-        off, use, wt, off_in, use_in, wt_in = _edges(prof.reshape(N, K, -1), s, thin_steps)
+        # The rim's band is expected just inside the outline's outer edge.
+        off, use, wt, off_in, use_in, wt_in = _edges(prof.reshape(N, K, -1), s, thin_steps,
+                                                     (d0 - 0.5 * rim_px)[:, None])
         # d(point . normal)/d(theta): how the outline moves along its normal as it turns.
         Jt = Nx * (-sn * px - c * py) + Ny * (c * px - sn * py)
         return off, use, wt, off_in, use_in, wt_in, Nx, Ny, Jt
