@@ -1001,6 +1001,10 @@ class TableDetector:
         t0 = time.perf_counter()
         frame = self.relight(frame)
         hand = self._hand_mask(frame) if hands else np.zeros(self.floor.shape, bool)
+        # A known base is looked for up to the skin itself, not the grown mask that keeps
+        # a full look from finding new bases in a finger's edge: a fighter beside a hand
+        # is still seen. (The tracker still takes the grown mask for what a hand hides.)
+        skin = self._hand_mask(frame, core=True) if hands and hand.any() else hand
         t1 = time.perf_counter()
         S = self.px_per_in
         rim_w = max(1.5, 0.09 * S)
@@ -1031,7 +1035,7 @@ class TableDetector:
             win = (slice(r0, r1), slice(c0, c1))
             lab = _lab(cv2.remap(frame, view.map1[win], view.map2[win], cv2.INTER_LINEAR))
             if vi < 0:
-                usable = view.valid[win] & ~self._terrain_mask_floor[win] & ~hand[win]
+                usable = view.valid[win] & ~self._terrain_mask_floor[win] & ~skin[win]
                 rims = self._rims_floor
             else:
                 usable = view.valid[win] & self.platform_views[vi][2][win]
@@ -1618,26 +1622,29 @@ class TableDetector:
         for the frame's own look or follow that comes next)."""
         return self._hand_mask(self.relight(frame))
 
-    def _hand_mask(self, frame: np.ndarray) -> np.ndarray:
+    def _hand_mask(self, frame: np.ndarray, core: bool = False) -> np.ndarray:
         """Skin-coloured regions far larger than any base: hands and arms. Found in the
-        coarse ``floor_hands`` view, returned at the floor view's. The last frame's is kept: a frame
-        both followed and looked at in part (a regional look) is searched once."""
+        coarse ``floor_hands`` view, returned at the floor view's, grown 0.3 in round
+        the skin found (``core``: not grown). The last frame's is kept: a frame both
+        followed and looked at in part (a regional look) is searched once."""
         last = self._last_hand
-        if last is not None and last[0] is frame and last[1] == self.floor.shape:
-            return last[2]
-        mask = self._find_hands(frame)
-        mask.setflags(write=False)
-        self._last_hand = (frame, self.floor.shape, mask)  # (the frame held: its id cannot be reused)
-        return mask
+        if last is None or last[0] is not frame or last[1] != self.floor.shape:
+            grown, skin = self._find_hands(frame)
+            grown.setflags(write=False)
+            skin.setflags(write=False)
+            last = self._last_hand = (frame, self.floor.shape, grown, skin)  # (the frame held: its id cannot be reused)
+        return last[3] if core else last[2]
 
-    def _find_hands(self, frame: np.ndarray) -> np.ndarray:
+    def _find_hands(self, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The hand mask grown, and the skin itself (both at the floor view's size)."""
         coarse_bgr = self.floor_hands.sample(frame)
         S = self.floor_hands.px_per_in
         H, W = self.floor.shape
+        none = np.zeros((H, W), bool)
         ycc = cv2.cvtColor(coarse_bgr, cv2.COLOR_BGR2YCrCb)
         skin = cv2.inRange(ycc, (40, 138, 77), (255, 178, 127))
         if not cv2.countNonZero(skin):
-            return np.zeros((H, W), bool)  # (no skin colour anywhere: nothing below can find any)
+            return none, none  # (no skin colour anywhere: nothing below can find any)
         if self._bg_hands is not None:
             # Changed from the empty table: |dL| + |da| + |db| over 12 (summed by cv2.transform).
             change = cv2.transform(cv2.absdiff(_lab(coarse_bgr), self._bg_hands), np.ones((1, 3)))
@@ -1646,7 +1653,7 @@ class TableDetector:
         skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
         # A hand covers well over 6 square inches; the largest base (130 mm) is ~20.
         if cv2.countNonZero(skin) <= 6.0 * S ** 2:
-            return np.zeros((H, W), bool)  # (too little skin colour in all for one hand)
+            return none, none  # (too little skin colour in all for one hand)
         # 16-bit labels where they must suffice (each blob left by the opening holds the
         # structuring element, 5 pixels at least): the same labels, cheaper to write.
         ltype = cv2.CV_16U if skin.size < 5 * 65000 else cv2.CV_32S
@@ -1654,11 +1661,12 @@ class TableDetector:
         big = np.zeros(n, bool)
         big[1:] = stats[1:, cv2.CC_STAT_AREA] > 6.0 * S ** 2
         if not big.any():
-            return np.zeros((H, W), bool)
-        mask = big[labels]
+            return none, none
+        skin = big[labels].astype(np.uint8)
         g = int(S * 0.6) | 1
-        mask = cv2.dilate(mask.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (g, g))) > 0
-        return cv2.resize(mask.astype(np.uint8), (W, H), interpolation=cv2.INTER_NEAREST) > 0
+        mask = cv2.dilate(skin, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (g, g)))
+        return (cv2.resize(mask, (W, H), interpolation=cv2.INTER_NEAREST) > 0,
+                cv2.resize(skin, (W, H), interpolation=cv2.INTER_NEAREST) > 0)
 
     def _side_lab(self) -> list[tuple[int, np.ndarray, tuple[float, ...]]]:
         """(index, rim colour as _lab gives it, round base sizes) per side. Kept while
