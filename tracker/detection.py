@@ -992,7 +992,9 @@ class TableDetector:
     def follow(self, frame: np.ndarray, fighters: list[tuple[float, float, float, int, float]], *,
                reach_in: float = 0.8, max_jump_in: float = 0.5, hands: bool = True) -> Detections:
         """Re-find known bases near where they were: ``fighters`` as (x, y, z, side,
-        base_mm). Between full detections a base is looked for only in a window round
+        base_mm), oval and rectangular ones with (shape, width_mm, depth_mm, angle_deg)
+        after, and optionally the (x, y) they were last seen at when (x, y) is where
+        their motion should have carried them. Between full detections a base is looked for only in a window round
         its last place, in its own side's colour, at its own size: a few hundred pixels
         each instead of the whole table. Tokens are not looked at (``tokens_checked``
         is False, so the tracker keeps them as they were). ``hands`` False: the caller
@@ -2142,8 +2144,20 @@ class TableDetector:
             ok = [fit for fit in fits if fit is not None and self._shape_fit_ok(fit)]
             if not ok:
                 return None
-            # Of the fits that hold, the one nearest the last place, unless another is much better.
-            fx, fy, th, d0, score, *_ = min(ok, key=lambda q: np.hypot(q[0] - c[0], q[1] - c[1]) - 4 * hy * q[4])
+            # Of the fits that hold, the one nearest where the stand should be, unless
+            # another is much better. Where it should be: anywhere from where it was last
+            # seen to where its last step carries it (``c``), when the caller gives the
+            # former: a unit slowing to a halt stops short of that step, and the fit
+            # started there, its angle a few degrees off, can stay on a neighbour's rim.
+            last = fighters[i][9] if len(fighters[i]) > 9 else None
+            a = c if last is None else view.to_pixel(np.array([last]))[0] - np.array(origin, float)
+
+            def off_course(q) -> float:
+                seg = c - a
+                u = float(np.clip(np.dot(np.array([q[0], q[1]]) - a, seg) / max(float(seg @ seg), 1e-9), 0.0, 1.0))
+                return float(np.hypot(*(np.array([q[0], q[1]]) - a - u * seg)))
+
+            fx, fy, th, d0, score, *_ = min(ok, key=lambda q: off_course(q) - 4 * hy * q[4])
             xy = view.to_world(np.array([fx + origin[0]]), np.array([fy + origin[1]]))[0]
             # A jump, or a centre well inside another known fighter's outline (where it
             # should be now), is a neighbour's rim, not this stand. By outlines, not centre

@@ -225,7 +225,8 @@ class Pipeline:
         """A track as detector.follow takes it."""
         xyz = t.predict(1)  # where a moving base should be now
         return ((float(xyz[0]), float(xyz[1]), float(xyz[2]), t.side, t.base_mm)
-                + (() if t.shape == "round" else (t.shape, *t.size_mm, t.angle_deg)))
+                + (() if t.shape == "round" else (t.shape, *t.size_mm, t.angle_deg,
+                                                  (float(t.xyz[0]), float(t.xyz[1])))))
 
     def fresh(self) -> "Pipeline":
         """A pipeline for the same table and calibration with no tracking history."""
