@@ -38,6 +38,9 @@ KIND_STATE = 3
 KIND_NAMES = {KIND_BASE: "base", KIND_OBJECTIVE: "objective", KIND_TREASURE: "treasure", KIND_STATE: "state"}
 STATE_TAG_RANGE = (80, 99)
 TOKEN_THICKNESS_IN = 2.0 / MM_PER_IN
+# The hand mask is the skin found grown by this (the coarse skin test misses fingertips'
+# and the arm's edges); follows mask only the skin itself.
+HAND_MASK_GROWTH_IN = 0.3
 # Plain tokens' colours (eval sets: treasure is gold, objectives white with a black ring).
 TOKEN_COLOURS_BGR = {"treasure": (40, 175, 215), "objective": (235, 235, 235)}
 
@@ -994,8 +997,9 @@ class TableDetector:
         """Re-find known bases near where they were: ``fighters`` as (x, y, z, side,
         base_mm), oval and rectangular ones with (shape, width_mm, depth_mm, angle_deg)
         after, and optionally the (x, y) they were last seen at when (x, y) is where
-        their motion should have carried them. Between full detections a base is looked for only in a window round
-        its last place, in its own side's colour, at its own size: a few hundred pixels
+        their motion should have carried them. Between full detections a base is looked
+        for only in a window round its last place, in its own side's colour, at its own
+        size: a few hundred pixels
         each instead of the whole table. Tokens are not looked at (``tokens_checked``
         is False, so the tracker keeps them as they were). ``hands`` False: the caller
         knows no hand can be over the table (none was, and nothing changed where an arm
@@ -1626,9 +1630,10 @@ class TableDetector:
 
     def _hand_mask(self, frame: np.ndarray, core: bool = False) -> np.ndarray:
         """Skin-coloured regions far larger than any base: hands and arms. Found in the
-        coarse ``floor_hands`` view, returned at the floor view's, grown 0.3 in round
-        the skin found (``core``: not grown). The last frame's is kept: a frame both
-        followed and looked at in part (a regional look) is searched once."""
+        coarse ``floor_hands`` view, returned at the floor view's, grown
+        HAND_MASK_GROWTH_IN round the skin found (``core``: not grown). The last frame's
+        is kept: a frame both followed and looked at in part (a regional look) is
+        searched once."""
         last = self._last_hand
         if last is None or last[0] is not frame or last[1] != self.floor.shape:
             grown, skin = self._find_hands(frame)
@@ -1665,7 +1670,7 @@ class TableDetector:
         if not big.any():
             return none, none
         skin = big[labels].astype(np.uint8)
-        g = int(S * 0.6) | 1
+        g = int(S * 2 * HAND_MASK_GROWTH_IN) | 1
         mask = cv2.dilate(skin, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (g, g)))
         return (cv2.resize(mask, (W, H), interpolation=cv2.INTER_NEAREST) > 0,
                 cv2.resize(skin, (W, H), interpolation=cv2.INTER_NEAREST) > 0)

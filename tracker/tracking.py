@@ -22,7 +22,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from .config import GameConfig
-from .detection import KIND_BASE, KIND_NAMES, KIND_OBJECTIVE, KIND_STATE, KIND_TREASURE, Detections
+from .detection import HAND_MASK_GROWTH_IN, KIND_BASE, KIND_NAMES, KIND_OBJECTIVE, KIND_STATE, KIND_TREASURE, Detections
 from .world import MM_PER_IN, Base, Fighter, Token, WorldState
 
 UNMATCHED = 1e6
@@ -138,10 +138,9 @@ class FighterTracker:
         self._token_missing: dict[str, tuple[float, str | None]] = {}
         self._carrying: dict[str, str] = {}  # fighter id -> treasure token id
         self.token_grace_s = 0.5
-        # A hand this near a token's edge may hide it (the hand mask is grown 0.3 in
-        # round the skin already; a token half under a finger is not found).
+        # A hand this near a token's edge may hide it (the hand mask is grown
+        # HAND_MASK_GROWTH_IN round the skin already; a token half under a finger is not found).
         self.token_hand_margin_in = 0.25
-        self.hand_mask_growth_in = 0.3  # (detection._find_hands grows the skin it finds by this)
         self._lost: list[tuple[_Track, float]] = []  # fighters recently gone, for re-identification
         self.reidentify_s = 15.0
         # Fighters this close (edge to edge, inches) move as one when most of them do.
@@ -559,7 +558,7 @@ class FighterTracker:
         tokens to put it in doubt: over the disc itself (the mask is grown 0.3 in past the
         skin). A hand beside a token, reaching for the fighter next to it, leaves it in
         sight; a hand taking it covers it first."""
-        return max(0.0, 0.5 * tok.diameter_in - self.hand_mask_growth_in)
+        return max(0.0, 0.5 * tok.diameter_in - HAND_MASK_GROWTH_IN)
 
     def _new_base_beside(self, tok: Token) -> bool:
         """A base not yet confirmed within 1" of the token."""
