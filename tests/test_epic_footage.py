@@ -163,23 +163,31 @@ def test_every_marker_placement_is_legal(epic_run):
     assert {p.marker_id: p.verdict for p in view.placements} == {m.id: "yes" for m in view.markers}
 
 
-def test_a_stand_whose_rim_shows_weaker_than_its_neighbours_takes_its_own_edge():
-    """Frame 10 of the bundled clip: the middle stand of a line (stand 5) shows its rim
-    faintly, and the next stand's rim, 2 px past its edge, shows stronger. Taking each
-    profile's highest peak lent that rim to its outline: found 0.15 in off. The band
-    nearest where the rim is expected is its own."""
+def _fresh_detector_at(index: int):
+    """The clip's truth, a detector calibrated from the clip's own views (no tracking
+    history), and frame ``index``."""
     import cv2
 
-    from tracker.detection import KIND_BASE
     from tracker.pipeline import Pipeline
     from tracker.sources import footage_video
 
     truth = json.loads((EPIC / "truth.json").read_text())
     det = Pipeline.from_footage(EPIC).detector
     cap = cv2.VideoCapture(str(footage_video(EPIC)))
-    for _ in range(11):
+    for _ in range(index + 1):
         ok, frame = cap.read()
         assert ok
+    return truth, det, frame
+
+
+def test_a_stand_whose_rim_shows_weaker_than_its_neighbours_takes_its_own_edge():
+    """Frame 10 of the bundled clip: the middle stand of a line (stand 5) shows its rim
+    faintly, and the next stand's rim, 2 px past its edge, shows stronger. Taking each
+    profile's highest peak lent that rim to its outline: found 0.15 in off. The band
+    nearest where the rim is expected is its own."""
+    from tracker.detection import KIND_BASE
+
+    truth, det, frame = _fresh_detector_at(10)
     stands = det.detect(frame)
     stands = stands[stands.kind == KIND_BASE]
     for sid in (4, 5, 6):  # the line of three, each 0.3 in from the next
@@ -194,18 +202,9 @@ def test_a_stand_slowing_to_a_halt_is_found_where_it_stopped_not_where_its_step_
     stays on the neighbour's side, 0.17 in off, and was chosen as the one nearest the
     prediction (then held for 4 still frames). Judged by its distance from the course
     between its last place and the prediction, the fit on the stand is taken."""
-    import cv2
-
     from tracker.detection import KIND_BASE
-    from tracker.pipeline import Pipeline
-    from tracker.sources import footage_video
 
-    truth = json.loads((EPIC / "truth.json").read_text())
-    det = Pipeline.from_footage(EPIC).detector
-    cap = cv2.VideoCapture(str(footage_video(EPIC)))
-    for _ in range(78):
-        ok, frame = cap.read()
-        assert ok
+    truth, det, frame = _fresh_detector_at(77)
     t = next(f for f in truth["frames"][77]["fighters"] if f["id"] == 6)
     t_before = next(f for f in truth["frames"][76]["fighters"] if f["id"] == 6)
     step = np.array([t["x"] - t_before["x"], t["y"] - t_before["y"]])
