@@ -244,3 +244,36 @@ def test_follow_keeps_touching_stands_when_their_unit_moves_a_stand_width_a_fram
     assert len(dets) == len(sc.bases)
     for x, y in moved:
         assert np.min(np.hypot(dets.xyz[:, 0] - x, dets.xyz[:, 1] - y)) < 0.05
+
+
+def test_a_base_in_a_hands_shadow_is_still_followed(mixed):
+    """A hand 7 in above the table, up-light of a 25 mm base: its soft shadow covers the
+    base, the hand itself covers none of it. In shadow the yellow rim reads as no rim
+    colour against the lit empty table, and the follow lost the base; the window is now
+    lifted by the mat's darkening round the base first."""
+    from tracker.synthetic.game import BASE_THICKNESS_IN
+    from tracker.synthetic.scene import ID_FIGHTER, hand_mover
+
+    sc, r = mixed
+    det = _detector(sc, r)
+    b = next(q for q in sc.bases if q.id == 13)
+    assert b.shape == "round" and b.z == 0.0
+    L = sc.table.light_dir
+    palm = np.array([b.x + 7.0 * L[0] / L[2], b.y + 7.0 * L[1] / L[2], 7.0])  # its shadow falls on the base
+    movers = [fighter_mover(q.id, q.look, q.x, q.y, q.z, BASE_THICKNESS_IN) for q in sc.bases]
+    hand = hand_mover(0, palm, math.atan2(L[1], L[0]), (150, 180, 225), (60, 60, 60))
+    img, info = r.renderer.render(movers + [hand])
+    frame = r._out(img, 3)
+    silhouette, visible, _ = info[ID_FIGHTER + b.id]
+    assert visible / silhouette > 0.95  # the hand is not over it
+    lit, shaded = (det.floor.sample(det.relight(f)).astype(float).sum(axis=2)
+                   for f in (r._out(r.renderer.render(movers)[0], 3), frame))
+    ring = b.size_mm[0] / 25.4 / 2 + 0.4  # the mat round it, in inches from its centre
+    at = np.rint(det.floor.to_pixel(np.array([[b.x + ring * math.cos(a), b.y + ring * math.sin(a)]
+                                              for a in np.linspace(0, 2 * math.pi, 24, endpoint=False)]))).astype(int)
+    assert np.median(shaded[at[:, 1], at[:, 0]] / lit[at[:, 1], at[:, 0]]) < 0.8  # in shadow
+    got = det.follow(frame, [(b.x, b.y, b.z, b.side, b.size_mm[0])])
+    assert got.hands
+    got = got[got.kind == KIND_BASE]
+    assert len(got) == 1
+    assert np.hypot(got.xyz[0, 0] - b.x, got.xyz[0, 1] - b.y) < 0.03

@@ -828,6 +828,8 @@ class TableDetector:
             if ok.sum() >= 200:
                 self._bg_probe, self._probe_ok = bg, ok
         self._bg_floor = None if empty_table_bgr is None else _lab(self.floor.sample(empty_table_bgr))
+        self._bg_floor_grey = None if empty_table_bgr is None else \
+            cv2.cvtColor(self.floor.sample(empty_table_bgr), cv2.COLOR_BGR2GRAY).astype(np.float32)
         self._bg_hands = None if empty_table_bgr is None else _lab(self.floor_hands.sample(empty_table_bgr))
         self._bg_platforms = [] if empty_table_bgr is None else \
             [_lab(v.sample(empty_table_bgr)) for _, v, _ in self.platform_views]
@@ -1039,7 +1041,10 @@ class TableDetector:
             if r1 - r0 < 2 * r or c1 - c0 < 2 * r:
                 continue
             win = (slice(r0, r1), slice(c0, c1))
-            lab = _lab(cv2.remap(frame, view.map1[win], view.map2[win], cv2.INTER_LINEAR))
+            wb = cv2.remap(frame, view.map1[win], view.map2[win], cv2.INTER_LINEAR)
+            if vi < 0 and hands and hand.any():
+                wb = self._out_of_shadow(wb, win, c - np.array([c0, r0]), r)
+            lab = _lab(wb)
             if vi < 0:
                 usable = view.valid[win] & ~self._terrain_mask_floor[win] & ~skin[win]
                 rims = self._rims_floor
@@ -1103,6 +1108,37 @@ class TableDetector:
         out.tokens_checked = False
         out.sizes_found = False
         return out
+
+    def _out_of_shadow(self, wb: np.ndarray, win: tuple[slice, slice], c: np.ndarray, r: float) -> np.ndarray:
+        """A follow window (floor view, BGR) lifted out of a hand's shadow: the mat round
+        the base (a ring 0.3-0.5 in past its rim) darker than on the empty
+        table by over 15 % is a shadow over the window, and the window is brightened by
+        that ratio. A rim in a hand's soft shadow reads as no rim colour at all against
+        the lit table (a yellow base put down under a hand was not found until the
+        shadow moved off)."""
+        bg = self._bg_floor_grey
+        if bg is None:
+            return wb
+        # The ring read at 96 points (two circles of 48), not every pixel of the window:
+        # this runs for every fighter followed while a hand is over the table.
+        S = self.px_per_in
+        rr = np.concatenate([np.full(48, r + 0.3 * S), np.full(48, r + 0.5 * S)])
+        ang = np.tile(np.arange(48) * (2 * np.pi / 48), 2)
+        col = np.rint(c[0] + rr * np.cos(ang)).astype(np.intp)
+        row = np.rint(c[1] + rr * np.sin(ang)).astype(np.intp)
+        h, w = wb.shape[:2]
+        inside = (col >= 0) & (col < w) & (row >= 0) & (row < h)
+        col, row = col[inside], row[inside]
+        b = bg[win][row, col]
+        px = wb[row, col].astype(np.float32)
+        grey = px[:, 0] * 0.114 + px[:, 1] * 0.587 + px[:, 2] * 0.299
+        ok = b > 16
+        if ok.sum() < 20:
+            return wb
+        ratio = float(np.median(grey[ok] / b[ok]))
+        if not 0.25 < ratio < 0.85:
+            return wb
+        return np.clip(wb.astype(np.float32) / ratio, 0, 255).astype(np.uint8)
 
     def _view_at(self, x: float, y: float, z: float) -> tuple[int, PlaneView | None]:
         if z <= 0:
