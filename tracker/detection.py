@@ -41,6 +41,7 @@ TOKEN_THICKNESS_IN = 2.0 / MM_PER_IN
 # The hand mask is the skin found grown by this (the coarse skin test misses fingertips'
 # and the arm's edges); follows mask only the skin itself.
 HAND_MASK_GROWTH_IN = 0.3
+_GREY_BGR = np.array([0.114, 0.587, 0.299], np.float32)  # (as cv2's BGR2GRAY weighs them)
 # Plain tokens' colours (eval sets: treasure is gold, objectives white with a black ring).
 TOKEN_COLOURS_BGR = {"treasure": (40, 175, 215), "objective": (235, 235, 235)}
 
@@ -725,6 +726,7 @@ class TableDetector:
         # for follows' windows apart (a follow's angles are many, and would crowd them out).
         self._shape_spectra: dict = {}
         self._follow_spectra: dict = {}
+        self._shade_rings: dict = {}  # (base radius, px/in) -> offsets round it (_out_of_shadow)
         self._disc_ev: tuple | None = None  # this look's token-disc evidence (_disc_evidence)
         self._build_views()
 
@@ -1120,22 +1122,26 @@ class TableDetector:
         if bg is None:
             return wb
         # The ring read at 96 points (two circles of 48), not every pixel of the window:
-        # this runs for every fighter followed while a hand is over the table.
-        S = self.px_per_in
-        rr = np.concatenate([np.full(48, r + 0.3 * S), np.full(48, r + 0.5 * S)])
-        ang = np.tile(np.arange(48) * (2 * np.pi / 48), 2)
-        col = np.rint(c[0] + rr * np.cos(ang)).astype(np.intp)
-        row = np.rint(c[1] + rr * np.sin(ang)).astype(np.intp)
+        # this runs for every fighter followed while a hand is over the table. The
+        # points' offsets are kept per base radius.
+        ring = self._shade_rings.get((r, self.px_per_in))
+        if ring is None:
+            S = self.px_per_in
+            rr = np.concatenate([np.full(48, r + 0.3 * S), np.full(48, r + 0.5 * S)])
+            ang = np.tile(np.arange(48) * (2 * np.pi / 48), 2)
+            ring = self._shade_rings[(r, self.px_per_in)] = (np.rint(rr * np.cos(ang)).astype(np.intp),
+                                           np.rint(rr * np.sin(ang)).astype(np.intp))
+        col, row = ring[0] + int(round(c[0])), ring[1] + int(round(c[1]))
         h, w = wb.shape[:2]
         inside = (col >= 0) & (col < w) & (row >= 0) & (row < h)
         col, row = col[inside], row[inside]
         b = bg[win][row, col]
-        px = wb[row, col].astype(np.float32)
-        grey = px[:, 0] * 0.114 + px[:, 1] * 0.587 + px[:, 2] * 0.299
+        grey = wb[row, col] @ _GREY_BGR
         ok = b > 16
-        if ok.sum() < 20:
+        if np.count_nonzero(ok) < 20:
             return wb
-        ratio = float(np.median(grey[ok] / b[ok]))
+        q = grey[ok] / b[ok]
+        ratio = float(np.partition(q, len(q) // 2)[len(q) // 2])  # (the median; np.median costs 4x)
         if not 0.25 < ratio < 0.85:
             return wb
         return np.clip(wb.astype(np.float32) / ratio, 0, 255).astype(np.uint8)
