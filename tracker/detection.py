@@ -829,9 +829,10 @@ class TableDetector:
             ok = (bg.min(axis=1) >= 16) & (bg.max(axis=1) <= 240)
             if ok.sum() >= 200:
                 self._bg_probe, self._probe_ok = bg, ok
-        self._bg_floor = None if empty_table_bgr is None else _lab(self.floor.sample(empty_table_bgr))
-        self._bg_floor_grey = None if empty_table_bgr is None else \
-            cv2.cvtColor(self.floor.sample(empty_table_bgr), cv2.COLOR_BGR2GRAY).astype(np.float32)
+        floor_bgr = None if empty_table_bgr is None else self.floor.sample(empty_table_bgr)
+        self._bg_floor = None if floor_bgr is None else _lab(floor_bgr)
+        self._bg_floor_grey = None if floor_bgr is None else \
+            cv2.cvtColor(floor_bgr, cv2.COLOR_BGR2GRAY).astype(np.float32)
         self._bg_hands = None if empty_table_bgr is None else _lab(self.floor_hands.sample(empty_table_bgr))
         self._bg_platforms = [] if empty_table_bgr is None else \
             [_lab(v.sample(empty_table_bgr)) for _, v, _ in self.platform_views]
@@ -1113,9 +1114,8 @@ class TableDetector:
 
     def _out_of_shadow(self, wb: np.ndarray, win: tuple[slice, slice], c: np.ndarray, r: float) -> np.ndarray:
         """A follow window (floor view, BGR) lifted out of a hand's shadow: the mat round
-        the base (a ring 0.3-0.5 in past its rim) darker than on the empty
-        table by over 15 % is a shadow over the window, and the window is brightened by
-        that ratio. A rim in a hand's soft shadow reads as no rim colour at all against
+        the base (a ring 0.3-0.5 in past its rim) darker than on the empty table by over
+        15 % is a shadow over the window, and the window is brightened by that ratio. A rim in a hand's soft shadow reads as no rim colour at all against
         the lit table (a yellow base put down under a hand was not found until the
         shadow moved off)."""
         bg = self._bg_floor_grey
@@ -1124,13 +1124,13 @@ class TableDetector:
         # The ring read at 96 points (two circles of 48), not every pixel of the window:
         # this runs for every fighter followed while a hand is over the table. The
         # points' offsets are kept per base radius.
-        ring = self._shade_rings.get((r, self.px_per_in))
+        S = self.px_per_in
+        ring = self._shade_rings.get((r, S))
         if ring is None:
-            S = self.px_per_in
             rr = np.concatenate([np.full(48, r + 0.3 * S), np.full(48, r + 0.5 * S)])
             ang = np.tile(np.arange(48) * (2 * np.pi / 48), 2)
-            ring = self._shade_rings[(r, self.px_per_in)] = (np.rint(rr * np.cos(ang)).astype(np.intp),
-                                           np.rint(rr * np.sin(ang)).astype(np.intp))
+            ring = (np.rint(rr * np.cos(ang)).astype(np.intp), np.rint(rr * np.sin(ang)).astype(np.intp))
+            self._shade_rings[(r, S)] = ring
         col, row = ring[0] + int(round(c[0])), ring[1] + int(round(c[1]))
         h, w = wb.shape[:2]
         inside = (col >= 0) & (col < w) & (row >= 0) & (row < h)
