@@ -171,12 +171,14 @@ def test_answered_writes_survive_sigkill(tmp_path):
         con.close()
 
 
-@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm", "ctrl-c twice", "sigterm twice"])
 def test_ctrl_c_or_sigterm_stops_the_server_cleanly(tmp_path, how):
     """Ctrl+C at a terminal sends SIGINT to the whole process group, the look worker
     included; a service manager (or ``kill``) sends SIGTERM to the server alone. Either
     way the server stops with exit 0 and no traceback or warning from any of its
-    processes, and leaves none behind."""
+    processes, and leaves none behind; also when the signal comes again while it is
+    shutting down (Ctrl+C pressed twice; `timeout` passing on a `kill` the server also
+    got)."""
     db = tmp_path / "stop.sqlite"
     log = tmp_path / "server.log"
     port = free_port()
@@ -195,10 +197,13 @@ def test_ctrl_c_or_sigterm_stops_the_server_cleanly(tmp_path, how):
             time.sleep(0.5)
         assert len(group) >= 2, "the look worker did not start"
         time.sleep(2.0)  # the worker idle, waiting for a look, as when Ctrl+C comes
-        if how == "ctrl-c":
-            os.killpg(proc.pid, signal.SIGINT)
-        else:
-            proc.send_signal(signal.SIGTERM)
+        for k in range(2 if how.endswith("twice") else 1):
+            if k:
+                time.sleep(0.05)  # the server is shutting down
+            if how.startswith("ctrl-c"):
+                os.killpg(proc.pid, signal.SIGINT)
+            else:
+                proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     finally:
         if proc.poll() is None:

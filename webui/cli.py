@@ -91,6 +91,7 @@ def serve(source, footage, host, port, db, token):
     # and its look worker shut down (left to the default, the process died at once and
     # the worker's semaphores leaked, with a warning on the way out).
     signal.signal(signal.SIGTERM, _stop_as_ctrl_c)
+    signal.signal(signal.SIGINT, _stop_as_ctrl_c)
     try:
         app.run(host=host, port=port, threaded=True, debug=False, use_reloader=False)
     finally:
@@ -98,6 +99,11 @@ def serve(source, footage, host, port, db, token):
 
 
 def _stop_as_ctrl_c(signum, frame):
+    # The first SIGINT or SIGTERM stops the server; one more while it shuts down (Ctrl+C
+    # pressed twice, `timeout` passing on a `kill` the server got too) is let go, not
+    # raised into the player's and the look worker's shutdown (a traceback and exit 1).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     raise KeyboardInterrupt  # (the development server ends its loop on it, as on Ctrl+C)
 
 
