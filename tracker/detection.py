@@ -1012,10 +1012,11 @@ class TableDetector:
         t0 = time.perf_counter()
         frame = self.relight(frame)
         hand = self._hand_mask(frame) if hands else np.zeros(self.floor.shape, bool)
+        over_table = bool(hand.any())  # (asked once: every window below wants it)
         # A known base is looked for up to the skin itself, not the grown mask that keeps
         # a full look from finding new bases in a finger's edge: a fighter beside a hand
         # is still seen. (The tracker still takes the grown mask for what a hand hides.)
-        skin = self._hand_mask(frame, core=True) if hands and hand.any() else hand
+        skin = self._hand_mask(frame, core=True) if over_table else hand
         t1 = time.perf_counter()
         S = self.px_per_in
         rim_w = max(1.5, 0.09 * S)
@@ -1045,7 +1046,7 @@ class TableDetector:
                 continue
             win = (slice(r0, r1), slice(c0, c1))
             wb = cv2.remap(frame, view.map1[win], view.map2[win], cv2.INTER_LINEAR)
-            if vi < 0 and hands and hand.any():
+            if vi < 0 and over_table:
                 wb = self._out_of_shadow(wb, win, c - np.array([c0, r0]), r)
             lab = _lab(wb)
             if vi < 0:
@@ -1106,7 +1107,7 @@ class TableDetector:
         bases = Detections.from_rows(rows)
         self._add_sigma(bases, lift=self.config.base_thickness_in)
         self.timings_ms = {"rectify": (t1 - t0) * 1e3, "follow": (time.perf_counter() - t1) * 1e3}
-        out = Detections.merge([bases], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()),
+        out = Detections.merge([bases], terrain=self.terrain, hand_mask=hand, hands=over_table,
                                hand_view=self.floor)
         out.tokens_checked = False
         out.sizes_found = False

@@ -555,8 +555,8 @@ class FighterTracker:
 
     def _hand_over_disc_in(self, tok: Token) -> float:
         """How near a token's centre a hand must come on a frame that does not look for
-        tokens to put it in doubt: over the disc itself (the mask is grown 0.3 in past the
-        skin). A hand beside a token, reaching for the fighter next to it, leaves it in
+        tokens to put it in doubt: over the disc itself (the mask is grown
+        HAND_MASK_GROWTH_IN past the skin). A hand beside a token, reaching for the fighter next to it, leaves it in
         sight; a hand taking it covers it first."""
         return max(0.0, 0.5 * tok.diameter_in - HAND_MASK_GROWTH_IN)
 
