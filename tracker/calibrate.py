@@ -130,11 +130,13 @@ def calibrate_folder(folder: str | Path, config: GameConfig, *, progress: bool =
     folder = Path(folder)
     intr = intrinsics_for_folder(folder, config, progress=progress)
     table_img, is_empty = empty_table_image(folder)
-    pose = estimate_table_pose(table_img, intr, config.table, terrain=config.terrain_library or None)
-    camera = CameraModel(intr, pose)
-    # Full resolution: done once per set-up, and terrain tags seen from far up are small
-    # (a half-size search read 3 of the Epic sample's 4).
+    # Full resolution: done once per set-up, and tags seen from far up are small (a
+    # half-size search read 3 of the Epic sample's 4 terrain tags and 3 of its 4 table markers).
+    intr.check_image_size((table_img.shape[1], table_img.shape[0]))
     markers = detect_markers(table_img, config.table.dictionary, downscale=1.0)
+    pose = estimate_table_pose(table_img, intr, config.table, terrain=config.terrain_library or None,
+                               detections=markers)
+    camera = CameraModel(intr, pose)
     terrain = terrain_from_markers(markers.ids, markers.corners, camera, config)
     # Untagged pieces: once per table set-up, from the empty table (or the clip's first
     # frame standing in for it).
