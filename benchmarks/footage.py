@@ -62,6 +62,36 @@ def tokens_in_sight_found(truth_frames: list[dict], preds: list[dict], gate: flo
     return round(found / n, 4) if n else None
 
 
+def rms_by_side(truth_frames: list[dict], preds: list[dict], gate: float = 0.75) -> dict[str, dict]:
+    """Position RMS (in) of the unoccluded fighters found, per side's rim colour, and how
+    many were found: {colour: {"rms": .., "n": ..}}."""
+    sc = load_scorer()
+    sq: dict[str, list[float]] = {}
+    for fr, p in zip(truth_frames, preds):
+        vis = [f for f in fr["fighters"] if not f["occluded"]]
+        for i, _, d in sc.match([(f["x"], f["y"]) for f in vis], [(q["x"], q["y"]) for q in p["fighters"]], gate):
+            sq.setdefault(str(vis[i].get("team_colour", vis[i]["team"])), []).append(d * d)
+    return {side: {"rms": round(float(np.sqrt(np.mean(v))), 4), "n": len(v)} for side, v in sq.items()}
+
+
+def side_contrast_line(pipe, by_side: dict[str, dict]) -> str:
+    """RMS per side, each side's rim contrast against the mat, and the RMS of the sides
+    the set-up does not warn about (rim colour close to the mat's: ``rim_contrasts``)."""
+    from tracker.calibrate import RIM_CONTRAST_MIN, rim_contrasts
+
+    bg = pipe.setup.background
+    de = rim_contrasts(pipe.config, pipe.setup.camera, bg) if bg is not None else {}
+    warned = {side for side in by_side if de.get(side, 1e9) < RIM_CONTRAST_MIN}
+    parts = [f"{side} {v['rms']:.4f}" + (f" (rim {de[side]:.0f} from the mat: warned)" if side in warned else "")
+             for side, v in by_side.items()]
+    line = "RMS by side: " + ", ".join(parts)
+    if warned and len(warned) < len(by_side):
+        rest = [v for side, v in by_side.items() if side not in warned]
+        rms = np.sqrt(sum(v["rms"] ** 2 * v["n"] for v in rest) / sum(v["n"] for v in rest))
+        line += f"; sides not warned {rms:.4f}"
+    return line
+
+
 def state_prediction(index, state) -> dict:
     return {"frame": index,
             "fighters": [{"x": f.x, "y": f.y, "z": f.z, "team": f.side} for f in state.fighters if not f.occluded],
@@ -136,6 +166,7 @@ def main() -> None:
           f"   sides right: {s['team_accuracy']:.4f}")
     print(f"position error: median {np.median(errs):.4f} in   RMS {s['rms_in']:.4f} in   p95 {s['p95_in']:.4f} in"
           f"   (floor RMS {s['rms_floor_in']}, platforms RMS {s['rms_elevated_in']})")
+    print(side_contrast_line(pipe, rms_by_side(kept[2:], preds[2:])))
     s["token_recall_visible"] = tokens_in_sight_found(kept[2:], preds[2:])
     print(f"tokens: in sight found {s['token_recall_visible']}   all: {s['token_recall']}   precision {s['token_precision']}")
     print(json.dumps({"fps_wall": 1 / np.mean(wall), "fps_cpu": 1 / np.mean(cpu), "median_err_in": float(np.median(errs)),

@@ -46,7 +46,8 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.footage import load_scorer, state_prediction, tokens_in_sight_found  # noqa: E402
+from benchmarks.footage import (load_scorer, rms_by_side, side_contrast_line, state_prediction,  # noqa: E402
+                                tokens_in_sight_found)
 from tracker.pipeline import Pipeline  # noqa: E402
 from tracker.sources import open_source  # noqa: E402
 
@@ -104,7 +105,8 @@ def _accuracy(truth: dict, preds: list[dict], first: int = 2) -> dict:
         vis = [f for f in fr["fighters"] if not f["occluded"]]
         errs += [d for *_, d in sc.match([(f["x"], f["y"]) for f in vis], [(q["x"], q["y"]) for q in p["fighters"]], 0.75)]
     return {**s, "median_in": float(np.median(errs)) if errs else float("nan"),
-            "token_recall_visible": tokens_in_sight_found(kept[first:], preds[first:])}
+            "token_recall_visible": tokens_in_sight_found(kept[first:], preds[first:]),
+            "rms_by_side": rms_by_side(kept[first:], preds[first:])}
 
 
 def bench(folder: Path, warmup: int, max_frames: int | None) -> dict:
@@ -156,6 +158,7 @@ def bench(folder: Path, warmup: int, max_frames: int | None) -> dict:
             "cpu_ms_by_kind": {k: float(np.mean([c for c, kk in zip(cpu, kinds) if kk == k])) for k in KINDS if n[k]},
             "accuracy": _accuracy(truth, rr["preds"]),
         }
+    out["sides_line"] = {mode: side_contrast_line(base, m["accuracy"]["rms_by_side"]) for mode, m in out["modes"].items()}
     return out
 
 
@@ -172,6 +175,7 @@ def show(r: dict) -> None:
         print(f"           accuracy: bases found (unoccluded) {a['recall_visible']:.4f}  precision {a['precision']:.4f}  "
               f"sides {a['team_accuracy']:.4f}  median {a['median_in']:.4f} in  RMS {a['rms_in']:.4f} in  "
               f"p95 {a['p95_in']:.4f} in  tokens in sight {a['token_recall_visible']} (all {a['token_recall']}) / {a['token_precision']}")
+        print(f"           {r['sides_line'][mode]}")
 
 
 def main(argv: list[str] | None = None) -> int:

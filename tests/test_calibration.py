@@ -394,3 +394,24 @@ def test_table_pose_json_roundtrip(tmp_path, table_img, cfg):
     assert np.allclose(back.rvec, pose.rvec) and np.allclose(back.covariance, pose.covariance)
     assert back.markers_used == pose.markers_used and np.allclose(back.dpose_dk, pose.dpose_dk)
     assert json.loads((tmp_path / "table.json").read_text())["version"] >= 1
+
+
+def test_a_rim_colour_close_to_the_mat_is_warned_about_at_set_up():
+    """The bundled Warcry sample's red, white and blue rims stand out from its green mat;
+    a side painted green (the renders' green, 55 165 45) would not, and set-up says so,
+    naming the side and the fix. The benchmarks print each side's accuracy beside it."""
+    import dataclasses
+
+    from tracker.calibrate import RIM_CONTRAST_MIN, calibrate_folder, rim_contrast_warnings, rim_contrasts
+
+    demo = Path(__file__).resolve().parents[1] / "sample_footage" / "warcry-demo"
+    cfg_demo = GameConfig.load(demo / "game.yaml")
+    setup = calibrate_folder(demo, cfg_demo)
+    table = cv2.imread(str(demo / "table.jpg"))
+    assert setup.warnings == ()
+    de = rim_contrasts(cfg_demo, setup.camera, table)
+    assert set(de) == {s.colour for s in cfg_demo.sides} and min(de.values()) >= RIM_CONTRAST_MIN
+    green = dataclasses.replace(cfg_demo.sides[0], colour="green", rim_bgr=(55, 165, 45))
+    painted = dataclasses.replace(cfg_demo, sides=(green,) + cfg_demo.sides[1:])
+    (warning,) = rim_contrast_warnings(painted, setup.camera, table)
+    assert "'green'" in warning and "paint rims that stand out" in warning and "\n" not in warning

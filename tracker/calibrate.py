@@ -44,29 +44,36 @@ class TableSetup:
 RIM_CONTRAST_MIN = 60.0
 
 
-def rim_contrast_warnings(config: GameConfig, camera: Any, empty_table: np.ndarray) -> tuple[str, ...]:
-    """One warning per side whose rim colour is close to the mat's own colour.
-
-    >>> rim_contrast_warnings.__name__
-    'rim_contrast_warnings'
-    """
+def rim_contrasts(config: GameConfig, camera: Any, empty_table: np.ndarray) -> dict[str, float]:
+    """Each side's rim colour difference (CIE76, 8-bit Lab) from the mat's median colour
+    over the play area, by the side's colour name; empty when too little of the play
+    area is in the picture to tell."""
     W, D = config.table.play_area_in
     xs, ys = np.meshgrid(np.linspace(0.5, W - 0.5, 40), np.linspace(0.5, D - 0.5, 30))
     uv = np.asarray(camera.project(np.column_stack([xs.ravel(), ys.ravel(), np.zeros(xs.size)])), np.float32)
     h, w = empty_table.shape[:2]
     ok = (uv[:, 0] >= 0) & (uv[:, 0] < w - 1) & (uv[:, 1] >= 0) & (uv[:, 1] < h - 1)
     if ok.sum() < 50:
-        return ()
+        return {}
     samples = cv2.remap(empty_table, uv[ok, 0].reshape(-1, 1), uv[ok, 1].reshape(-1, 1), cv2.INTER_LINEAR)
     mat = np.median(cv2.cvtColor(samples, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(float), axis=0)
-    out = []
+    out = {}
     for side in config.sides:
         rim = cv2.cvtColor(np.uint8([[side.rim_bgr]]), cv2.COLOR_BGR2LAB)[0, 0].astype(float)
-        de = float(np.linalg.norm(rim - mat))
-        if de < RIM_CONTRAST_MIN:
-            out.append(f"side '{side.colour}': rim colour is close to the mat's (colour difference {de:.0f}, "
-                       f"want {RIM_CONTRAST_MIN:.0f}+); its fighters may be missed - paint rims that stand out from the mat")
-    return tuple(out)
+        out[side.colour] = float(np.linalg.norm(rim - mat))
+    return out
+
+
+def rim_contrast_warnings(config: GameConfig, camera: Any, empty_table: np.ndarray) -> tuple[str, ...]:
+    """One warning per side whose rim colour is close to the mat's own colour.
+
+    >>> rim_contrast_warnings.__name__
+    'rim_contrast_warnings'
+    """
+    return tuple(f"side '{colour}': rim colour is close to the mat's (colour difference {de:.0f}, "
+                 f"want {RIM_CONTRAST_MIN:.0f}+); its fighters may be missed or placed less precisely "
+                 f"- paint rims that stand out from the mat"
+                 for colour, de in rim_contrasts(config, camera, empty_table).items() if de < RIM_CONTRAST_MIN)
 
 
 def _cache_dir() -> Path:
