@@ -86,6 +86,19 @@ def test_a_stand_that_has_just_stopped_is_followed_not_held_where_its_last_step_
         assert got < 0.08, (k, got)
 
 
+def test_a_still_stand_is_not_pulled_onto_its_neighbours_rim(epic_run):
+    """Frames 3-5 of the bundled clip: stand 5 stands still, its rim faint. A follow's fit
+    2 px over, on its neighbour's rim, saw 7 % more of its outline and won; the stand
+    was then taken to be moving and held 0.15 in off. A fit that far off course must
+    now see twice as much more to win."""
+    truth, results, _ = epic_run
+    for k in range(3, 6):
+        t = next(f for f in truth["frames"][k]["fighters"] if f["id"] == 5)
+        assert not t["occluded"]
+        got = min(np.hypot(f.x - t["x"], f.y - t["y"]) for f in results[k].state.fighters if not f.occluded)
+        assert got < 0.06, (k, got)
+
+
 def test_no_stand_swaps_ids_with_another_even_in_a_fast_slide(epic_run):
     """Each true stand keeps one track id from frame to frame (matched within 0.4 in,
     as above). At 8 frames/s a unit here slides up to 1.4 in a frame, more than its

@@ -2254,7 +2254,10 @@ class TableDetector:
                 u = float(np.clip(np.dot(np.array([q[0], q[1]]) - a, seg) / max(float(seg @ seg), 1e-9), 0.0, 1.0))
                 return float(np.hypot(*(np.array([q[0], q[1]]) - a - u * seg)))
 
-            fx, fy, th, d0, score, *_ = min(ok, key=lambda q: off_course(q) - 4 * hy * q[4])
+            # A fit a pixel further off must see 1 / (2 hy) more of its outline to win (it
+            # was half that: a faint-rimmed stand's fit 2 px over on its neighbour's rim,
+            # seeing 7 % more, won, and the still stand was then taken to be moving).
+            fx, fy, th, d0, score, *_ = min(ok, key=lambda q: off_course(q) - 2 * hy * q[4])
             xy = view.to_world(np.array([fx + origin[0]]), np.array([fy + origin[1]]))[0]
             # A jump, or a centre well inside another known fighter's outline (where it
             # should be now), is a neighbour's rim, not this stand. By outlines, not centre
