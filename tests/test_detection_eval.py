@@ -197,3 +197,22 @@ def test_a_small_circle_inside_a_bigger_base_of_its_colour_is_no_base():
     near = np.linalg.norm(b.xyz[:, :2] - (f10["x"], f10["y"]), axis=1) < 60 / 25.4 / 2
     assert not np.any(near & (b.base_mm != 60.0))
     assert np.all(np.linalg.norm(b.xyz[near, :2] - (f10["x"], f10["y"]), axis=1) < 0.1)
+
+
+def test_a_circle_in_a_miniature_painted_in_the_rim_colour_gives_way_to_its_base():
+    """warcry-2 frame 3 under a lamp 25 % dimmer than at set-up: fighter 10's green
+    miniature fills its green 60 mm base, and its blotches closed a 40 mm circle inside
+    it seen a little better (30 % against 20 %) than the base's own rim: read as a 40 mm
+    fighter 0.41 in off. A poorly seen circle with more base than table just past it gives
+    way to the rim round it."""
+    folder = eval_set("warcry-2")
+    pipe, t = Pipeline.from_footage(folder), truth(folder)
+    img = cv2.imread(str(folder / "frames" / "000003.jpg"))
+    dim = np.clip(img.astype(np.float32) * 0.75, 0, 255).astype(np.uint8)
+    pipe.detector.detect(dim)
+    d = pipe.detector.detect(dim)
+    b = d[d.kind == KIND_BASE]
+    f10 = next(f for f in t["frames"][3]["fighters"] if f["id"] == 10)
+    near = np.linalg.norm(b.xyz[:, :2] - (f10["x"], f10["y"]), axis=1) < 60 / 25.4 / 2
+    assert near.sum() == 1 and b.base_mm[near][0] == 60.0
+    assert np.linalg.norm(b.xyz[near, :2][0] - (f10["x"], f10["y"])) < 0.2

@@ -690,7 +690,7 @@ class TableDetector:
         self.bare_middle_max = 0.15
         self.solid_thin_max, self.solid_middle_min = 0.26, 0.5
         # A rim seen in small part with base all round it, no bare table just beyond, is
-        # a circle inside a bigger base of its colour (_inside_a_base): below this score,
+        # a circle inside a bigger base of its colour (_bare_beyond): below this score,
         # at most this share of bare table 0.12 in past it.
         self.inside_check_below, self.inside_bare_max = 0.35, 0.2
         self._beyond_rays = (np.cos(np.arange(96) * (2 * np.pi / 96)), np.sin(np.arange(96) * (2 * np.pi / 96)))
@@ -1922,10 +1922,12 @@ class TableDetector:
             if score >= self._min_score(sizes[k]) and not self._base_body(c.view, fx, fy, rad, thin,
                                                                   ev_by_view_side[(c.view, c.side)]):
                 continue
-            if score < self.inside_check_below and self._inside_a_base(c.view, fx, fy, sizes[k]):
+            bare = self._bare_beyond(c.view, fx, fy, sizes[k]) if score < self.inside_check_below else None
+            if bare is not None and bare < self.inside_bare_max:
                 continue
             out.append({"row": fy, "col": fx, "side": c.side, "base_mm": sizes[k], "view": c.view,
-                        "score": score, "radius_px": rad, "resid": resid, "corr": c.score, "at_size": at_size})
+                        "score": score, "radius_px": rad, "resid": resid, "corr": c.score, "at_size": at_size,
+                        "bare": 1.0 if bare is None else bare})
             if score >= 0.5:
                 explained.append((c.view, fx, fy, rad))
         return out
@@ -2036,10 +2038,11 @@ class TableDetector:
         changed = float((np.sqrt((d * d).sum(axis=1)) > 10.0).mean())
         return changed >= self.bare_middle_max
 
-    def _inside_a_base(self, view: int, cx: float, cy: float, base_mm: float) -> bool:
-        """Whether a rim fitted at (cx, cy) (view pixels) for a base of ``base_mm`` has
-        base all round it rather than table: under ``inside_bare_max`` of a circle 0.12 in
-        past its rim looks like the empty table (colour difference 15 or less). A real
+    def _bare_beyond(self, view: int, cx: float, cy: float, base_mm: float) -> float | None:
+        """The share of a circle 0.12 in past a rim fitted at (cx, cy) (view pixels) for a
+        base of ``base_mm`` that looks like the empty table (colour difference 15 or
+        less); None without a real empty table. Under ``inside_bare_max``, base all round
+        it rather than table, it is a circle inside a bigger base, no base. A real
         rim, however little of it shows, has the table beyond some of it (or the terrain,
         which the empty table has too); a 32 mm circle fitted in the blotches of a green
         60 mm base's top and miniature, the rest of it under terrain, had 12 %. Measured
@@ -2049,7 +2052,7 @@ class TableDetector:
         lab = self._ring_labs.get(view)
         bg = self._bg_floor if view < 0 else (self._bg_platforms[view] if view < len(self._bg_platforms) else None)
         if lab is None or bg is None or self._background_bgr is None or self._background_bgr is self._frame_background:
-            return False
+            return None
         ro = base_mm / MM_PER_IN / 2 * self.px_per_in + 0.12 * self.px_per_in
         cos, sin = self._beyond_rays
         col = np.rint(cx + ro * cos).astype(np.intp)
@@ -2057,10 +2060,9 @@ class TableDetector:
         h, w = lab.shape[:2]
         seen = (col >= 0) & (col < w) & (row >= 0) & (row < h)
         if seen.sum() < 24:
-            return False
+            return None
         d = lab[row[seen], col[seen]].astype(np.float32) - bg[row[seen], col[seen]]
-        bare = float(((d * d).sum(axis=1) <= 15.0 ** 2).mean())
-        return bare < self.inside_bare_max
+        return float(((d * d).sum(axis=1) <= 15.0 ** 2).mean())
 
     # -- oval and rectangular bases ------------------------------------------------------
     def _shape_kernel(self, spec: Any, theta: float, half: bool) -> np.ndarray:
@@ -2383,6 +2385,11 @@ class TableDetector:
         # circle as that size allows, whatever the circle is: inside a larger rim it gives
         # way however much less of that rim is seen.
         at_size = np.array([c.get("at_size", False) for c in fits])
+        # So does a circle seen under ``inside_check_below`` with base more than table just
+        # beyond it (``bare``, _bare_beyond): a blotch of a miniature painted in the rim's
+        # colour closes one as readily as its rim does.
+        bare = np.array([c.get("bare", 1.0) for c in fits], float)
+        at_size |= (score < self.inside_check_below) & (bare < 0.4)
         # Inside: within the outer circle (give or take inner_rim_margin_in), and a circle
         # truly larger by half the sizes' gap at least. Two fits of one and the same circle
         # (radii a pixel apart, either side of the line between two sizes under noise)
