@@ -691,8 +691,9 @@ class TableDetector:
         self.solid_thin_max, self.solid_middle_min = 0.26, 0.5
         # A rim seen in small part with base all round it, no bare table just beyond, is
         # a circle inside a bigger base of its colour (_bare_beyond): below this score,
-        # at most this share of bare table 0.12 in past it.
-        self.inside_check_below, self.inside_bare_max = 0.35, 0.2
+        # at most this share of bare table 0.12 in past it; and under the second share it
+        # gives way to a larger rim of its side round it (_ranks).
+        self.inside_check_below, self.inside_bare_max, self.inside_gives_way_bare = 0.35, 0.2, 0.4
         self._beyond_rays = (np.cos(np.arange(96) * (2 * np.pi / 96)), np.sin(np.arange(96) * (2 * np.pi / 96)))
         self._ring_labs: dict[int, np.ndarray] = {}  # this frame in each view (_find_rings)
         self._halfs: dict[tuple[int, int], np.ndarray] = {}  # half-size evidence per (view, side)
@@ -2389,7 +2390,7 @@ class TableDetector:
         # beyond it (``bare``, _bare_beyond): a blotch of a miniature painted in the rim's
         # colour closes one as readily as its rim does.
         bare = np.array([c.get("bare", 1.0) for c in fits], float)
-        at_size |= (score < self.inside_check_below) & (bare < 0.4)
+        at_size |= (score < self.inside_check_below) & (bare < self.inside_gives_way_bare)
         # Inside: within the outer circle (give or take inner_rim_margin_in), and a circle
         # truly larger by half the sizes' gap at least. Two fits of one and the same circle
         # (radii a pixel apart, either side of the line between two sizes under noise)
