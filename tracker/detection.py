@@ -694,7 +694,6 @@ class TableDetector:
         # at most this share of bare table 0.12 in past it; and under the second share it
         # gives way to a larger rim of its side round it (_ranks).
         self.inside_check_below, self.inside_bare_max, self.inside_gives_way_bare = 0.35, 0.2, 0.4
-        self._beyond_rays = (np.cos(np.arange(96) * (2 * np.pi / 96)), np.sin(np.arange(96) * (2 * np.pi / 96)))
         self._ring_labs: dict[int, np.ndarray] = {}  # this frame in each view (_find_rings)
         self._halfs: dict[tuple[int, int], np.ndarray] = {}  # half-size evidence per (view, side)
         self._frame_background: np.ndarray | None = None  # a frame standing in for the empty table
@@ -1923,7 +1922,7 @@ class TableDetector:
             if score >= self._min_score(sizes[k]) and not self._base_body(c.view, fx, fy, rad, thin,
                                                                   ev_by_view_side[(c.view, c.side)]):
                 continue
-            bare = self._bare_beyond(c.view, fx, fy, sizes[k]) if score < self.inside_check_below else None
+            bare = self._bare_beyond(c.view, fx, fy, sizes[k], cos, sin) if score < self.inside_check_below else None
             if bare is not None and bare < self.inside_bare_max:
                 continue
             out.append({"row": fy, "col": fx, "side": c.side, "base_mm": sizes[k], "view": c.view,
@@ -2039,10 +2038,12 @@ class TableDetector:
         changed = float((np.sqrt((d * d).sum(axis=1)) > 10.0).mean())
         return changed >= self.bare_middle_max
 
-    def _bare_beyond(self, view: int, cx: float, cy: float, base_mm: float) -> float | None:
+    def _bare_beyond(self, view: int, cx: float, cy: float, base_mm: float, cos: np.ndarray,
+                     sin: np.ndarray) -> float | None:
         """The share of a circle 0.12 in past a rim fitted at (cx, cy) (view pixels) for a
         base of ``base_mm`` that looks like the empty table (colour difference 15 or
-        less); None without a real empty table. Under ``inside_bare_max``, base all round
+        less), read along the fit's own rays (``cos``, ``sin``); None without a real
+        empty table. Under ``inside_bare_max``, base all round
         it rather than table, it is a circle inside a bigger base, no base. A real
         rim, however little of it shows, has the table beyond some of it (or the terrain,
         which the empty table has too); a 32 mm circle fitted in the blotches of a green
@@ -2055,7 +2056,6 @@ class TableDetector:
         if lab is None or bg is None or self._background_bgr is None or self._background_bgr is self._frame_background:
             return None
         ro = base_mm / MM_PER_IN / 2 * self.px_per_in + 0.12 * self.px_per_in
-        cos, sin = self._beyond_rays
         col = np.rint(cx + ro * cos).astype(np.intp)
         row = np.rint(cy + ro * sin).astype(np.intp)
         h, w = lab.shape[:2]
