@@ -216,3 +216,23 @@ def test_a_circle_in_a_miniature_painted_in_the_rim_colour_gives_way_to_its_base
     near = np.linalg.norm(b.xyz[:, :2] - (f10["x"], f10["y"]), axis=1) < 60 / 25.4 / 2
     assert near.sum() == 1 and b.base_mm[near][0] == 60.0
     assert np.linalg.norm(b.xyz[near, :2][0] - (f10["x"], f10["y"])) < 0.2
+
+
+def test_a_base_under_a_miniature_of_its_colour_is_found_through_sensor_noise():
+    """warcry-2 frame 0 with sensor noise (sigma 6 levels, a dim room's webcam): fighter
+    10's green miniature covers its green 60 mm base but for a thin crescent of rim, and
+    noise left 17 % of the rim's circle clean: under the 18 % asked of a ring inside a
+    larger one, though over the 12 % a 60 mm base needs to stand. A 32 mm circle in the
+    miniature (21 %, base all round it) was reported, 0.56 in off. Such a circle gives
+    way to a rim round it that is seen as much as its own size needs."""
+    folder = eval_set("warcry-2")
+    pipe, t = Pipeline.from_footage(folder), truth(folder)
+    img = cv2.imread(str(folder / "frames" / "000000.jpg"))
+    noisy = np.clip(img.astype(np.float32) + np.random.default_rng(0).normal(0, 6.0, img.shape), 0, 255).astype(np.uint8)
+    pipe.detector.detect(noisy)
+    d = pipe.detector.detect(noisy)
+    b = d[d.kind == KIND_BASE]
+    f10 = next(f for f in t["frames"][0]["fighters"] if f["id"] == 10)
+    near = np.linalg.norm(b.xyz[:, :2] - (f10["x"], f10["y"]), axis=1) < 60 / 25.4 / 2
+    assert near.sum() == 1 and b.base_mm[near][0] == 60.0
+    assert np.linalg.norm(b.xyz[near, :2][0] - (f10["x"], f10["y"])) < 0.1

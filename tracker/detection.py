@@ -1932,11 +1932,11 @@ class TableDetector:
                 explained.append((c.view, fx, fy, rad))
         return out
 
-    def _min_score(self, base_mm: float) -> float:
+    def _min_score(self, base_mm: Any) -> Any:
         """The least share of a round rim's circle that must be seen as a clean edge for
-        a base of this size: ``min_coverage``, or for bases over 40 mm the share that is
-        ``min_arc_mm`` of their rim."""
-        return min(self.min_coverage, self.min_arc_mm / (np.pi * base_mm))
+        a base of this size (or sizes, an array): ``min_coverage``, or for bases over
+        40 mm the share that is ``min_arc_mm`` of their rim."""
+        return np.minimum(self.min_coverage, self.min_arc_mm / (np.pi * base_mm))
 
     def _edge_bias(self, side: int) -> float | None:
         """How far outside the true rim this side's half-evidence edge lies (view px),
@@ -2391,12 +2391,18 @@ class TableDetector:
         # colour closes one as readily as its rim does.
         bare = np.array([c.get("bare", 1.0) for c in fits], float)
         at_size |= (score < self.inside_check_below) & (bare < self.inside_gives_way_bare)
+        # For such a circle the larger rim need only be seen as much as a base of its size
+        # must be to stand at all (_min_score): a 60 mm base under a miniature of its rim's
+        # colour shows less of its rim than a circle in the miniature does. (Not for any
+        # circle: under heavy JPEG a red 32 mm base's crescent closes circles of 40 and
+        # 50 mm on it too, each seen nearly as well as the last.)
+        least = np.where(at_size[:, None], self._min_score(mm)[None, :], self.min_coverage)
         # Inside: within the outer circle (give or take inner_rim_margin_in), and a circle
         # truly larger by half the sizes' gap at least. Two fits of one and the same circle
         # (radii a pixel apart, either side of the line between two sizes under noise)
         # are not a rim and its miniature: the better-seen one stands.
         outer = (rnd[:, None] & rnd[None, :] & (side[:, None] == side[None, :]) & (view[:, None] == view[None, :])
-                 & (mm[None, :] > mm[:, None]) & (score[None, :] >= self.min_coverage)
+                 & (mm[None, :] > mm[:, None]) & (score[None, :] >= least)
                  & (dist <= gap + self.inner_rim_margin_in * S) & (rad[None, :] - rad[:, None] >= 0.5 * gap)
                  & ((score[None, :] >= self.inner_rim_share * score[:, None]) | at_size[:, None]))
         below = np.where(outer, rank[None, :] - 1e-6, np.inf).min(axis=1)
