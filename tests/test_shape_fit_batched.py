@@ -161,3 +161,41 @@ def test_follow_shape_refinds_a_stand_and_rejects_one_inside_a_neighbour():
                     -math.degrees(theta))]) is not None
     # Far away (outside the circle round its outline, the cheap test): kept.
     assert follow([(tx + 3.0, ty, 0.0, 0, 40.0, "rect", 40.0, 20.0, 45.0)]) is not None
+
+
+def test_iterating_on_every_other_outline_point_lands_where_every_point_does():
+    """fit_shapes iterates on outline points 2 px apart and scores on points 1 px apart
+    (a quarter less work per Epic follow): on a real rendered Epic frame, each stand the
+    detector finds, refitted from a start 1.4 px and 2 degrees off, ends near where
+    iterating on every point ends (half within 0.05 px, nine in ten within 0.15 px, a
+    hundredth of an inch; every third point: 0.15 px for the tenth), and sees as much of
+    its outline."""
+    from pathlib import Path
+
+    from tracker.detection import KIND_BASE, _lab
+    from tracker.pipeline import Pipeline
+
+    folder = Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo"
+    det = Pipeline.from_footage(folder).detector
+    cap = cv2.VideoCapture(str(folder / "clip.mp4"))
+    for _ in range(41):
+        ok, frame = cap.read()
+    assert ok
+    d = det.detect(frame)
+    stands = d[(d.kind == KIND_BASE) & (d.shape > 0)]
+    assert len(stands) >= 15
+    evs = det._rims_floor.evidence(_lab(det.floor.sample(det.relight(frame))))
+    px = det.floor.to_pixel(stands.xyz[:, :2])
+    gaps, scores = [], []
+    for k in range(len(stands)):
+        shape = "oval" if stands.shape[k] == 1 else "rect"
+        hx, hy = (stands.size_mm[k] / MM_PER_IN / 2 * det.px_per_in).tolist()
+        th = np.radians(-stands.angle_deg[k]) % np.pi + np.radians(2.0)
+        start = (np.array([px[k, 0] + 1.2]), np.array([px[k, 1] - 0.7]), np.array([th]))
+        fine, coarse = (fit_shapes(evs[stands.side[k]], shape, hx, hy, *start, px_per_in=det.px_per_in,
+                                   bias=det.edge_bias_px, iter_step=step)[0] for step in (1.0, 2.0))
+        assert fine is not None and coarse is not None
+        gaps.append(math.hypot(fine.cx - coarse.cx, fine.cy - coarse.cy))
+        scores.append(coarse.score - fine.score)
+    assert np.median(gaps) < 0.05 and np.percentile(gaps, 90) < 0.15
+    assert np.median(scores) > -0.02

@@ -90,11 +90,12 @@ def outline_samples(shape: str, hx: float, hy: float, step: float = 1.0,
 
 
 @lru_cache(maxsize=64)
-def _outline(shape: str, hx: float, hy: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
-    """outline_samples(shape, hx, hy, with_parts=True), kept: a stand is followed every
-    frame at the same size, and the samples cost more than the fit's arithmetic on them.
-    Also each part's indices. Read-only arrays (shared between calls)."""
-    p, nrm, part = outline_samples(shape, hx, hy, with_parts=True)
+def _outline(shape: str, hx: float, hy: float, step: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                         tuple[np.ndarray, ...]]:
+    """outline_samples(shape, hx, hy, step, with_parts=True), kept: a stand is followed
+    every frame at the same size, and the samples cost more than the fit's arithmetic on
+    them. Also each part's indices. Read-only arrays (shared between calls)."""
+    p, nrm, part = outline_samples(shape, hx, hy, step, with_parts=True)
     idx = tuple(np.flatnonzero(part == k) for k in range(4))
     for a in (p, nrm, part, *idx):
         a.setflags(write=False)
@@ -254,7 +255,7 @@ def _edges(prof: np.ndarray, s: np.ndarray, thin_steps: int,
 
 def fit_shapes(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy: float, cx: np.ndarray,
                cy: np.ndarray, theta: np.ndarray, *, px_per_in: float, bias: float, n_iter: int = 4,
-               counts: Sequence[int] | None = None) -> list[ShapeFit | None]:
+               counts: Sequence[int] | None = None, iter_step: float = 2.0) -> list[ShapeFit | None]:
     """Fit each candidate's rim (centre ``cx``, ``cy``, angle ``theta``, arrays) in the
     evidence map ``ev``: a ShapeFit, or None.
     ``hx``, ``hy``: the base's half sizes in pixels; ``bias``: where the half-evidence
@@ -270,6 +271,10 @@ def fit_shapes(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy:
     if N == 0:
         return []
     S = px_per_in
+    # The iterations sample the outline every ``iter_step`` pixels, the last look at the
+    # fit every pixel (its score, sides and residuals): edge points a pixel apart lie
+    # within the blur of each other, and each iteration's sampling is most of the cost
+    # of following an Epic unit.
     p, nrm, _, idx = _outline(shape, hx, hy)
     K = len(p)
     s_in = max(2.5, min(0.5 * hy, 0.25 * S))
@@ -277,7 +282,27 @@ def fit_shapes(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy:
     thin_steps = max(2, int(round(0.2 * S / 0.5)))
     rim_px = 1.4 / 25.4 * S  # a typical rim: 1-1.8 mm
     d0, d1 = np.full(N, bias), np.full(N, bias - rim_px)
-    lam = 0.1 * K  # the outer edge offset's prior counts as a tenth of the outline
+
+    def sample(cx, cy, th, p, nrm):
+        px, py, nx, ny = p[:, 0], p[:, 1], nrm[:, 0], nrm[:, 1]
+        c, sn = np.cos(th)[:, None], np.sin(th)[:, None]
+        Px = cx[:, None] + c * px - sn * py
+        Py = cy[:, None] + sn * px + c * py
+        Nx = c * nx - sn * ny
+        Ny = sn * nx + c * ny
+        X = (Px[..., None] + s * Nx[..., None]).astype(np.float32).reshape(N * len(p), -1)
+        Y = (Py[..., None] + s * Ny[..., None]).astype(np.float32).reshape(N * len(p), -1)
+        prof = _remap(ev, counts, X, Y)
+        # The rim's band is expected just inside the outline's outer edge.
+        off, use, wt, off_in, use_in, wt_in = _edges(prof.reshape(N, len(p), -1), s, thin_steps,
+                                                     (d0 - 0.5 * rim_px)[:, None])
+        # d(point . normal)/d(theta): how the outline moves along its normal as it turns.
+        Jt = Nx * (-sn * px - c * py) + Ny * (c * px - sn * py)
+        return off, use, wt, off_in, use_in, wt_in, Nx, Ny, Jt
+
+    p_it, nrm_it = _outline(shape, hx, hy, iter_step)[:2]
+    K_it = len(p_it)
+    lam = 0.1 * K_it  # the outer edge offset's prior counts as a tenth of the outline
     # The priors and the damping, added to every normal matrix: (M + prior) + 1e-6 I.
     prior_M = np.zeros((5, 5))
     prior_M[3, 3], prior_M[4, 4] = lam, 0.25 * lam
@@ -286,33 +311,16 @@ def fit_shapes(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy:
     # Two observations per outline point: the rim's outer edge (offset d0 from the
     # outline) and its inner edge (offset d1); both move with centre and angle. The
     # design matrix's offset columns do not change between iterations.
-    A = np.zeros((N, 2 * K, 5))
-    A[:, :K, 3] = 1.0
-    A[:, K:, 4] = 1.0
-    px, py, nx, ny = p[:, 0], p[:, 1], nrm[:, 0], nrm[:, 1]
-
-    def sample(cx, cy, th):
-        c, sn = np.cos(th)[:, None], np.sin(th)[:, None]
-        Px = cx[:, None] + c * px - sn * py
-        Py = cy[:, None] + sn * px + c * py
-        Nx = c * nx - sn * ny
-        Ny = sn * nx + c * ny
-        X = (Px[..., None] + s * Nx[..., None]).astype(np.float32).reshape(N * K, -1)
-        Y = (Py[..., None] + s * Ny[..., None]).astype(np.float32).reshape(N * K, -1)
-        prof = _remap(ev, counts, X, Y)
-        # The rim's band is expected just inside the outline's outer edge.
-        off, use, wt, off_in, use_in, wt_in = _edges(prof.reshape(N, K, -1), s, thin_steps,
-                                                     (d0 - 0.5 * rim_px)[:, None])
-        # d(point . normal)/d(theta): how the outline moves along its normal as it turns.
-        Jt = Nx * (-sn * px - c * py) + Ny * (c * px - sn * py)
-        return off, use, wt, off_in, use_in, wt_in, Nx, Ny, Jt
+    A = np.zeros((N, 2 * K_it, 5))
+    A[:, :K_it, 3] = 1.0
+    A[:, K_it:, 4] = 1.0
 
     tols = [2.5, 1.5, 1.0, 0.8, 0.8, 0.8][:n_iter]
     for tol in tols:
-        off, use, wt, off_in, use_in, wt_in, Nx, Ny, Jt = sample(cx, cy, th)
+        off, use, wt, off_in, use_in, wt_in, Nx, Ny, Jt = sample(cx, cy, th, p_it, nrm_it)
         for j, col in enumerate((Nx, Ny, Jt)):
-            A[:, :K, j] = col
-            A[:, K:, j] = col
+            A[:, :K_it, j] = col
+            A[:, K_it:, j] = col
         y = np.concatenate([off, off_in], axis=1)
         base = np.concatenate([use * wt, use_in * wt_in], axis=1)
         w = base
@@ -330,7 +338,7 @@ def fit_shapes(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy:
         cy += sol[:, 1] * k
         th += np.clip(sol[:, 2], -0.2, 0.2)
         d0, d1 = sol[:, 3], sol[:, 4]
-    off, use, wt, off_in, use_in, wt_in, *_ = sample(cx, cy, th)
+    off, use, wt, off_in, use_in, wt_in, *_ = sample(cx, cy, th, p, nrm)
     res = off - d0[:, None]
     res_in = off_in - d1[:, None]
     inl = use & (np.abs(res) < 0.9)
