@@ -143,3 +143,40 @@ def test_grouping_unchanged_by_translation_and_rotation(centres, mv):
     # the partition into units is the same (which roster id each group gets may differ)
     part = lambda d: sorted(sorted(k for k in d if d[k] == u) for u in set(d.values()))
     assert part(a) == part(m)
+
+
+stand = st.tuples(st.floats(0.0, 12.0), st.floats(0.0, 12.0), st.sampled_from(["rect", "oval", "round"]),
+                  st.sampled_from([(1.6, 0.8), (2.0, 1.0), (1.26, 1.26), (0.98, 0.98)]), angle,
+                  st.sampled_from([0.0, 3.0]), st.floats(0.0, 0.05))
+
+
+@settings(max_examples=400, deadline=None)
+@given(stands=st.lists(stand, min_size=1, max_size=8), tx=st.floats(-3.0, 15.0), ty=st.floats(-3.0, 15.0),
+       tz=st.sampled_from([0.0, 3.0]), mirror=st.booleans())
+def test_a_units_distance_to_a_marker_is_its_nearest_stands_of_all(stands, tx, ty, tz, mirror):
+    """_unit_to_marker measures only the stands that could be nearest; it answers as
+    measuring every stand does: the least distance, and of stands at that distance the
+    first (a mirrored pair straddling the marker ties)."""
+    from tracker.rules.epic import _unit_to_marker
+    from tracker.rules.measure import closest
+    from tracker.rules.ruling import combined_sigma
+    from tracker.world import Token
+
+    fs = [Fighter(f"s{k}", 0, x, y, z, Base.round_mm(w * 25.4) if shape == "round" else Base(shape, w, d, a),
+                  sigma_in=sg) for k, (x, y, shape, (w, d), a, z, sg) in enumerate(stands)]
+    if mirror:  # the first stand's mirror image through the marker: both at one distance
+        f = fs[0]
+        fs.append(replace(f, id="mirror", x=2 * tx - f.x, y=2 * ty - f.y,
+                          base=replace(f.base, angle_deg=f.base.angle_deg + 180.0)))
+    tok = Token("m", "objective", tx, ty, tz, sigma_in=0.02)
+
+    class Unit:
+        stands = fs
+
+    want = None
+    for s in fs:  # every stand measured
+        d = in_to_cm(closest(s, tok).distance)
+        if want is None or d < want[0]:
+            want = (d, in_to_cm(combined_sigma(s.sigma_in, tok.sigma_in)), s)
+    got = _unit_to_marker(Unit(), tok)
+    assert got[0] == want[0] and got[1] == want[1] and got[2] is want[2]

@@ -303,10 +303,23 @@ class EpicControl:
 
 
 def _unit_to_marker(u: Unit, tok: Token) -> tuple[float, float, Fighter]:
-    """(distance cm, sigma cm, closest stand)."""
+    """(distance cm, sigma cm, closest stand): the first of the unit's stands at the
+    least distance.
+
+    Only stands that could be closest are measured: the one whose centre is nearest
+    first, then those whose outline could come nearer than it (centre distance less the
+    half diagonal, within that stand's distance). The answer is the one measuring every
+    stand gives; control is worked out whenever a stand moves, for every unit and
+    marker."""
+    reach = [(math.hypot(s.x - tok.x, s.y - tok.y), math.hypot(s.base.width_in, s.base.depth_in) / 2, k)
+             for k, s in enumerate(u.stands)]
+    near = min(reach)[2]
+    bound = closest(u.stands[near], tok).distance
     best = None
-    for s in u.stands:
-        d = in_to_cm(closest(s, tok).distance)
+    for (cd, half_diagonal, k), s in zip(reach, u.stands):
+        if cd - half_diagonal > bound + 1e-9:
+            continue  # (no point of its outline comes as near as the nearest-centred stand)
+        d = in_to_cm(bound if k == near else closest(s, tok).distance)
         if best is None or d < best[0]:
             best = (d, in_to_cm(combined_sigma(s.sigma_in, tok.sigma_in)), s)
     return best  # type: ignore[return-value]
