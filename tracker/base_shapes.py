@@ -271,10 +271,6 @@ def fit_shapes(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy:
     if N == 0:
         return []
     S = px_per_in
-    # The iterations sample the outline every ``iter_step`` pixels, the last look at the
-    # fit every pixel (its score, sides and residuals): edge points a pixel apart lie
-    # within the blur of each other, and each iteration's sampling is most of the cost
-    # of following an Epic unit.
     p, nrm, _, idx = _outline(shape, hx, hy)
     K = len(p)
     s_in = max(2.5, min(0.5 * hy, 0.25 * S))
@@ -300,6 +296,10 @@ def fit_shapes(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy:
         Jt = Nx * (-sn * px - c * py) + Ny * (c * px - sn * py)
         return off, use, wt, off_in, use_in, wt_in, Nx, Ny, Jt
 
+    # The iterations sample the outline every ``iter_step`` pixels, the last look at the
+    # fit every pixel (its score, sides and residuals): edge points a pixel apart lie
+    # within the blur of each other, and each iteration's sampling is most of the cost
+    # of following an Epic unit.
     p_it, nrm_it = _outline(shape, hx, hy, iter_step)[:2]
     K_it = len(p_it)
     lam = 0.1 * K_it  # the outer edge offset's prior counts as a tenth of the outline
