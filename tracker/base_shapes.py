@@ -263,7 +263,9 @@ def fit_shapes(ev: np.ndarray | Sequence[np.ndarray], shape: str, hx: float, hy:
     ``counts``: ``ev`` is a list of maps (stands' follow windows), the first counts[0]
     candidates in ev[0]'s pixels, the next counts[1] in ev[1]'s, ...: one fit for them
     all costs little more than one for a single stand's few (the fit's arithmetic is
-    mostly numpy's fixed cost per call); each candidate's fit is the one it gets alone."""
+    mostly numpy's fixed cost per call); each candidate's fit is the one it gets alone.
+    ``iter_step``: the outline points' spacing (px) while iterating; the fit is scored on
+    points a pixel apart."""
     cx, cy, th = (np.asarray(a, np.float64).copy() for a in (cx, cy, theta))
     N = len(cx)
     if counts is not None and (len(counts) != len(ev) or sum(counts) != N):
