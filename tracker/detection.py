@@ -2097,7 +2097,10 @@ class TableDetector:
                 R = self._shape_kernel(spec, 0.0, False).shape[0] // 2 + 1
                 hy = spec.depth_mm / MM_PER_IN / 2 * self.px_per_in
                 for x0, y0, bw, bh, area in stats:
-                    if bw < 1.5 * hy or bh < 1.5 * hy:  # narrower than the base: a fleck, not a rim
+                    # Smaller than the base's depth every way: a fleck, not a rim. (One way
+                    # is enough: a miniature over both ends of an oval parts its rim into
+                    # two arcs, each as long as the base but thin.)
+                    if max(bw, bh) < 1.5 * hy:
                         continue
                     r0, r1, c0, c1 = max(y0 - R, 0), min(y0 + bh + R, H), max(x0 - R, 0), min(x0 + bw + R, W)
                     crop = ev[r0:r1, c0:c1]
