@@ -163,12 +163,15 @@ def test_a_look_at_a_window_finds_what_the_whole_look_finds_there(scene):
             assert len(match([(f["x"], f["y"]) for f in visible], got.xyz)) == len(got)
 
 
-def _warcry2_look(frame: int):
-    """warcry-2's bases in one frame, looked at twice (the first look learns each side's
-    rim edge offset, as the frames before it would)."""
+def _warcry2_look(frame: int, change=None):
+    """warcry-2's bases in one frame (passed through ``change``, if given), looked at
+    twice (the first look learns each side's rim edge offset, as the frames before it
+    would)."""
     folder = eval_set("warcry-2")
     pipe, t = Pipeline.from_footage(folder), truth(folder)
     img = cv2.imread(str(folder / "frames" / f"{frame:06d}.jpg"))
+    if change is not None:
+        img = change(img).astype(np.uint8)
     pipe.detector.detect(img)
     d = pipe.detector.detect(img)
     return d[d.kind == KIND_BASE], t["frames"][frame]
@@ -212,15 +215,10 @@ def test_a_circle_in_a_miniature_painted_in_the_rim_colour_gives_way_to_its_base
 
 def _warcry2_fighter10(frame: int, change) -> tuple:
     """The bases reported over warcry-2's fighter 10 (a green 60 mm base under a green
-    miniature) in one frame passed through ``change`` (looked at twice, as _warcry2_look),
-    and each one's distance from it (inches)."""
-    folder = eval_set("warcry-2")
-    pipe, t = Pipeline.from_footage(folder), truth(folder)
-    img = change(cv2.imread(str(folder / "frames" / f"{frame:06d}.jpg"))).astype(np.uint8)
-    pipe.detector.detect(img)
-    d = pipe.detector.detect(img)
-    b = d[d.kind == KIND_BASE]
-    f10 = next(f for f in t["frames"][frame]["fighters"] if f["id"] == 10)
+    miniature) in one frame passed through ``change`` (_warcry2_look), and each one's
+    distance from it (inches)."""
+    b, fr = _warcry2_look(frame, change)
+    f10 = next(f for f in fr["fighters"] if f["id"] == 10)
     err = np.linalg.norm(b.xyz[:, :2] - (f10["x"], f10["y"]), axis=1)
     near = err < 60 / 25.4 / 2
     return b[near], err[near]
