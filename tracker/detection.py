@@ -2388,18 +2388,18 @@ class TableDetector:
         # A crescent taken at a size it did not fit by itself (_refine) sees as much of a
         # circle as that size allows, whatever the circle is: inside a larger rim it gives
         # way however much less of that rim is seen.
-        at_size = np.array([c.get("at_size", False) for c in fits])
+        yields = np.array([c.get("at_size", False) for c in fits])
         # So does a circle seen under ``inside_check_below`` with base more than table just
         # beyond it (``bare``, _bare_beyond): a blotch of a miniature painted in the rim's
         # colour closes one as readily as its rim does.
         bare = np.array([c.get("bare", 1.0) for c in fits], float)
-        at_size |= (score < self.inside_check_below) & (bare < self.inside_gives_way_bare)
+        yields |= (score < self.inside_check_below) & (bare < self.inside_gives_way_bare)
         # For such a circle the larger rim need only be seen as much as a base of its size
         # must be to stand at all (_min_score): a 60 mm base under a miniature of its rim's
         # colour shows less of its rim than a circle in the miniature does. (Not for any
         # circle: under heavy JPEG a red 32 mm base's crescent closes circles of 40 and
         # 50 mm on it too, each seen nearly as well as the last.)
-        least = np.where(at_size[:, None], self._min_score(mm)[None, :], self.min_coverage)
+        least = np.where(yields[:, None], self._min_score(mm)[None, :], self.min_coverage)
         # Inside: within the outer circle (give or take inner_rim_margin_in), and a circle
         # truly larger by half the sizes' gap at least. Two fits of one and the same circle
         # (radii a pixel apart, either side of the line between two sizes under noise)
@@ -2407,7 +2407,7 @@ class TableDetector:
         outer = (rnd[:, None] & rnd[None, :] & (side[:, None] == side[None, :]) & (view[:, None] == view[None, :])
                  & (mm[None, :] > mm[:, None]) & (score[None, :] >= least)
                  & (dist <= gap + self.inner_rim_margin_in * S) & (rad[None, :] - rad[:, None] >= 0.5 * gap)
-                 & ((score[None, :] >= self.inner_rim_share * score[:, None]) | at_size[:, None]))
+                 & ((score[None, :] >= self.inner_rim_share * score[:, None]) | yields[:, None]))
         below = np.where(outer, rank[None, :] - 1e-6, np.inf).min(axis=1)
         return np.minimum(rank, below)
 
