@@ -301,3 +301,37 @@ def test_an_oval_whose_rim_its_miniature_parts_in_two_arcs_is_found():
     assert SHAPE_NAMES[int(d.shape[j])] == "oval" and d.side[j] == 1
     assert np.hypot(d.xyz[j, 0] - oval.x, d.xyz[j, 1] - oval.y) < 0.03
     assert abs((d.angle_deg[j] - oval.angle_deg + 90) % 180 - 90) < 2.0
+
+
+def _mixed_table_bases(seed: int):
+    """A 1920x1080 mixed Warcry table of six bases a side (as benchmarks/bases_shapes.py
+    renders them) and the bases one full look finds on it."""
+    sc = plan_shaped(np.random.default_rng(seed), n_per_side=6)
+    r = ShapedRenderer(sc, 1920, 1080, seed=seed)
+    d = _detector(sc, r).detect(r.frame())
+    return sc, d[d.kind == KIND_BASE]
+
+
+def _found_alone(sc, d, i, shape, side, size_mm, within=0.03):
+    """Base ``i`` is found as itself, within ``within`` in, and nothing else lies
+    within 1.2 in of it."""
+    b = sc.bases[i]
+    assert (b.shape, b.side, b.size_mm) == (shape, side, size_mm)
+    near = np.flatnonzero(np.hypot(d.xyz[:, 0] - b.x, d.xyz[:, 1] - b.y) < 1.2)
+    assert len(near) == 1, [(round(float(d.xyz[j, 0]), 2), round(float(d.xyz[j, 1]), 2)) for j in near]
+    j = int(near[0])
+    assert SHAPE_NAMES[int(d.shape[j])] == shape and d.side[j] == side
+    assert np.hypot(d.xyz[j, 0] - b.x, d.xyz[j, 1] - b.y) < within
+    if shape != "round":
+        assert abs((d.angle_deg[j] - b.angle_deg + 90) % 180 - 90) < 2.0
+
+
+def test_a_circle_on_the_rim_of_a_better_seen_base_is_no_second_base():
+    """Mixed table seed 100: a white 25 mm base whose miniature holds a white spear out
+    beside it. A 25 mm circle through the spear and 8 of the base's own rim points (23 %
+    of its circle, 18 % needed) was a second white base, 0.93 in from the first: bases do
+    not overlap, so the points on the kept base's rim are that base's, and what is left
+    (15 %) is no base."""
+    sc, d = _mixed_table_bases(100)
+    _found_alone(sc, d, 13, "round", 2, (25.0, 25.0))
+

@@ -694,6 +694,8 @@ class TableDetector:
         # at most this share of bare table 0.12 in past it; and under the second share it
         # gives way to a larger rim of its side round it (_ranks).
         self.inside_check_below, self.inside_bare_max, self.inside_gives_way_bare = 0.35, 0.2, 0.4
+        # A kept base's rim explains another's edge points up to this far outside its edge.
+        self.explained_margin_px = 1.5
         self._ring_labs: dict[int, np.ndarray] = {}  # this frame in each view (_find_rings)
         self._halfs: dict[tuple[int, int], np.ndarray] = {}  # half-size evidence per (view, side)
         self._frame_background: np.ndarray | None = None  # a frame standing in for the empty table
@@ -1925,9 +1927,14 @@ class TableDetector:
             bare = self._bare_beyond(c.view, fx, fy, sizes[k], cos, sin) if score < self.inside_check_below else None
             if bare is not None and bare < self.inside_bare_max:
                 continue
-            out.append({"row": fy, "col": fx, "side": c.side, "base_mm": sizes[k], "view": c.view,
-                        "score": score, "radius_px": rad, "resid": resid, "corr": c.score, "at_size": at_size,
-                        "bare": 1.0 if bare is None else bare})
+            fit_row = {"row": fy, "col": fx, "side": c.side, "base_mm": sizes[k], "view": c.view,
+                       "score": score, "radius_px": rad, "resid": resid, "corr": c.score, "at_size": at_size,
+                       "bare": 1.0 if bare is None else bare}
+            if score < self.inside_check_below:
+                # A poorly seen rim's edge points, for _bases_from_candidates to take away
+                # those a better-seen base round them explains.
+                fit_row["edges"] = _rim_edge_points(*ray_of[id(c)], cos, sin, fx, fy, rad)
+            out.append(fit_row)
             if score >= 0.5:
                 explained.append((c.view, fx, fy, rad))
         return out
@@ -2424,6 +2431,7 @@ class TableDetector:
         # Epic table are far from most kept stands; shapely costs ~0.3 ms a polygon).
         kept_xy = np.zeros((len(fits), 2))
         kept_r = np.zeros(len(fits))
+        kept_rims: list[tuple[int, float, float, float]] = []  # round kept: view, col, row, radius (px)
         rows = []
         t = self.config.base_thickness_in
         for c in fits:
@@ -2456,14 +2464,36 @@ class TableDetector:
                 poly = self._polygon(row, c, xy)
             if any(_overlap(xy, r_in, poly, *kept[j]) for j in near):
                 continue
+            if "edges" in c and self._explained_away(c, kept_rims):
+                continue
             if code and poly is None:
                 poly = self._polygon(row, c, xy)
             kept_xy[n], kept_r[n] = xy, r_in
             kept.append((xy, r_in, poly))
+            if not code:
+                kept_rims.append((c["view"], c["col"], c["row"], c["radius_px"]))
             rows.append(row)
         dets = Detections.from_rows(rows)
         self._add_sigma(dets, lift=t)
         return dets
+
+    def _explained_away(self, c: dict, kept_rims: list[tuple[int, float, float, float]]) -> bool:
+        """Whether a poorly seen round rim stands only on evidence a better-seen base
+        explains: its edge points (``c["edges"]``) on or inside a kept round base's rim,
+        taken away, leave less of its circle than its size needs (_min_score). Bases do
+        not overlap, so what lies on another's rim is that base's (a white 25 mm circle
+        closed by a white base's rim and its miniature's spear beside it)."""
+        pts = c["edges"]
+        if not len(pts):
+            return False
+        mine = np.zeros(len(pts), bool)
+        for view, col, row, rad in kept_rims:
+            if view == c["view"]:
+                mine |= np.hypot(pts[:, 0] - col, pts[:, 1] - row) < rad + self.explained_margin_px
+        if not mine.any():
+            return False
+        own = c["score"] * (1.0 - mine.sum() / len(pts))
+        return bool(own < self._min_score(c["base_mm"]))
 
     @staticmethod
     def _polygon(row: dict, c: dict, xy: np.ndarray) -> Any:
@@ -2770,6 +2800,17 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
             out[i] = (x, y, r, sc, e, None if thin_px is None else th)
     return out
 
+
+
+def _rim_edge_points(prof: np.ndarray, rho: np.ndarray, cx: float, cy: float, cos: np.ndarray, sin: np.ndarray,
+                     x0: float, y0: float, r: float) -> np.ndarray:
+    """The edge points (k, 2: col, row) of one candidate's rays (as _circle_at_radius
+    reads them) that lie on the circle of radius ``r`` round (x0, y0): those its score
+    counts."""
+    r_edge, use = _ray_edges(prof[None], rho)[:2]
+    X, Y = cx + r_edge[0] * cos, cy + r_edge[0] * sin
+    on = use[0] & (np.abs(np.hypot(X - x0, Y - y0) - r) < 0.9)
+    return np.stack([X[on], Y[on]], axis=1)
 
 
 def _circle_at_radius(prof: np.ndarray, rho: np.ndarray, cx: float, cy: float, cos: np.ndarray, sin: np.ndarray,
