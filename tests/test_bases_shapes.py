@@ -335,3 +335,18 @@ def test_a_circle_on_the_rim_of_a_better_seen_base_is_no_second_base():
     sc, d = _mixed_table_bases(100)
     _found_alone(sc, d, 13, "round", 2, (25.0, 25.0))
 
+
+def test_an_oval_whose_miniature_hides_one_long_side_is_found():
+    """Mixed table seed 107: a cavalry model's body over one long side of a blue 60 x 35
+    mm oval. Its ends and other side show (64 % of the outline), but a bare long side was
+    taken for a fit borrowing a neighbour's edge, and the oval was lost."""
+    sc, d = _mixed_table_bases(107)
+    _found_alone(sc, d, 7, "oval", 1, (60.0, 35.0))
+
+
+def test_an_outline_seen_all_round_is_a_base_whatever_lies_through_its_middle():
+    """Mixed table seed 7: a blue 50 x 25 mm rectangle (81 % of its outline seen, every
+    side) under a miniature painted near blue. The rim evidence through its middle was
+    taken for two touching stands' shared rims, and the base was lost."""
+    sc, d = _mixed_table_bases(7)
+    _found_alone(sc, d, 6, "rect", 1, (50.0, 25.0))

@@ -723,6 +723,12 @@ class TableDetector:
         self.min_band_shaped = 0.06  # rim evidence along each long side, at least
         self.max_cross_shaped = 0.3  # rim evidence through the middle, at most
         self.min_ends_shaped = 0.3  # rim evidence on the two ends together, at least
+        # An oval with one long side hidden is a base with this much of its outline seen
+        # and this much rim evidence on each end.
+        self.min_coverage_oval_side_hidden, self.min_ends_oval_side_hidden = 0.5, 0.4
+        # A fit seeing this much of its outline, and this much rim on every side, is a
+        # base whatever lies through its middle.
+        self.min_coverage_seen_all_round, self.min_band_seen_all_round = 0.65, 0.45
         # A fit with less of its outline seen is a base if it has rim evidence all round.
         self.min_coverage_all_round, self.min_band_all_round, self.max_cross_all_round = 0.22, 0.3, 0.35
         self._shape_kernels: dict = {}
@@ -2148,7 +2154,7 @@ class TableDetector:
             for c, fit in zip(group, fits):
                 if fit is None:
                     continue
-                if not self._shape_fit_ok(fit):
+                if not self._shape_fit_ok(fit, spec.shape):
                     continue
                 out.append({"row": fit.cy, "col": fit.cx, "side": side, "base_mm": spec.width_mm, "view": view,
                             "score": fit.score, "shape": SHAPE_CODES[spec.shape], "size_mm": (spec.width_mm, spec.depth_mm),
@@ -2158,18 +2164,31 @@ class TableDetector:
                             "rank": fit.score + min(fit.band[2], fit.band[3])})
         return out
 
-    def _shape_fit_ok(self, fit: Any) -> bool:
-        """Whether a fitted oval or rectangle (base_shapes.ShapeFit) is a base: enough of
-        its outline seen as a clean edge at the size's offset, both long sides showing
-        the rim (a fit borrowing one edge of a neighbour, or lying across two touching
-        stands, has a bare one), and no rim through its middle."""
+    def _shape_fit_ok(self, fit: Any, shape: str) -> bool:
+        """Whether a fitted oval or rectangle (base_shapes.ShapeFit) of ``shape`` is a
+        base: enough of its outline seen as a clean edge at the size's offset, both long
+        sides showing the rim (a fit borrowing one edge of a neighbour, or lying across
+        two touching stands, has a bare one), and no rim through its middle."""
         # Both ends show some rim too: an outline borrowing one stand's long rim and
         # a paper marker's edge (nothing at its ends) is not a stand.
         if abs(fit.offset - self.edge_bias_px) > 1.5 or fit.band_mean[0] + fit.band_mean[1] < self.min_ends_shaped:
             return False
-        if (fit.score >= self.min_coverage_shaped and min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped
-                and fit.cross <= self.max_cross_shaped):
+        # An outline seen nearly all round, every side of it, is a base whatever lies
+        # through its middle: a miniature painted near the rim's colour (a purple beast on
+        # a blue-rimmed oval). A fit lying across two touching stands sees its ends or its
+        # long sides poorly, where they cross the stands' middles.
+        if fit.score >= self.min_coverage_seen_all_round and min(fit.band_mean) >= self.min_band_seen_all_round:
             return True
+        if fit.score >= self.min_coverage_shaped and fit.cross <= self.max_cross_shaped:
+            if min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped:
+                return True
+            # An oval whose miniature hides one long side: both its curved ends and most
+            # of its outline seen are no neighbour's straight edge borrowed (a cavalry
+            # model's body over a 60 x 35 mm oval's side left its ends and other side
+            # clear, and a circle was fitted in the model instead).
+            if (shape == "oval" and fit.score >= self.min_coverage_oval_side_hidden
+                    and min(fit.band_mean[0], fit.band_mean[1]) >= self.min_ends_oval_side_hidden):
+                return True
         # The middle of a packed block (both long rims shared with its neighbours) or a
         # stand whose vehicle hides half its rim shows few clean edges, but rim evidence
         # all round its outline and little through its middle.
@@ -2251,7 +2270,7 @@ class TableDetector:
             """One stand's row from its starts' fits, or None."""
             x, y, z, side, mm, shape, w, d, ang = fighters[i][:9]
             hy = d / MM_PER_IN / 2 * S
-            ok = [fit for fit in fits if fit is not None and self._shape_fit_ok(fit)]
+            ok = [fit for fit in fits if fit is not None and self._shape_fit_ok(fit, shape)]
             if not ok:
                 return None
             # Of the fits that hold, the one nearest where the stand should be, unless
