@@ -350,3 +350,12 @@ def test_an_outline_seen_all_round_is_a_base_whatever_lies_through_its_middle():
     taken for two touching stands' shared rims, and the base was lost."""
     sc, d = _mixed_table_bases(7)
     _found_alone(sc, d, 6, "rect", 1, (50.0, 25.0))
+
+
+def test_a_stand_half_under_terrain_is_found():
+    """Mixed table seed 106: a white 40 x 20 mm rectangle with one long side under a
+    terrain piece. Its other side and both ends show, but the covered side was taken for
+    a bare one (a fit borrowing a neighbour's edge), and a 25 mm circle was fitted in
+    its visible half instead, 0.47 in off."""
+    sc, d = _mixed_table_bases(106)
+    _found_alone(sc, d, 14, "rect", 2, (40.0, 20.0))

@@ -28,7 +28,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .base_shapes import SHAPE_CODES, depth_inside, fit_shapes, outline_kernel, shape_polygon
+from .base_shapes import SHAPE_CODES, depth_inside, fit_shapes, outline_kernel, outline_samples, shape_polygon
 from .config import GameConfig
 from .world import MM_PER_IN, TerrainPiece
 
@@ -699,6 +699,7 @@ class TableDetector:
         self._ring_labs: dict[int, np.ndarray] = {}  # this frame in each view (_find_rings)
         self._halfs: dict[tuple[int, int], np.ndarray] = {}  # half-size evidence per (view, side)
         self._frame_background: np.ndarray | None = None  # a frame standing in for the empty table
+        self._usable: dict[int, np.ndarray] = {}  # per view: where rims can be seen, this look (_find_bases)
         self._mini_seen: list[np.ndarray] = []  # small white-rimmed bases seen not to be paper (_paper_rim)
         self.edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
         self._edge_bias_seen: dict[int, Any] = {}  # each side's, from its whole rims (_edge_bias)
@@ -940,6 +941,7 @@ class TableDetector:
         (``platforms``: only those, by index). Also the time the search ended (for the
         timings)."""
         usable = self.floor.valid & ~self._terrain_mask_floor & ~hand
+        self._usable = {-1: usable}
         evs: dict[tuple[int, int], np.ndarray] = {}
         cands = self._find_rings(lab, self._rims_floor, usable, -1, evs)
         platform_labs = {}
@@ -948,7 +950,8 @@ class TableDetector:
                 continue
             plab = _lab(view.sample(frame))
             platform_labs[i] = plab
-            cands += self._find_rings(plab, self._rims_platforms[i], inside & view.valid, i, evs)
+            self._usable[i] = inside & view.valid
+            cands += self._find_rings(plab, self._rims_platforms[i], self._usable[i], i, evs)
         t2 = time.perf_counter()
         fits = self._refine(cands, evs)
         if self.arc_candidates:  # rims seen only in part, where no rim was fitted
@@ -2154,7 +2157,7 @@ class TableDetector:
             for c, fit in zip(group, fits):
                 if fit is None:
                     continue
-                if not self._shape_fit_ok(fit, spec.shape):
+                if not self._shape_fit_ok(fit, spec.shape, self._long_side_covered(fit, spec.shape, hx, hy, view)):
                     continue
                 out.append({"row": fit.cy, "col": fit.cx, "side": side, "base_mm": spec.width_mm, "view": view,
                             "score": fit.score, "shape": SHAPE_CODES[spec.shape], "size_mm": (spec.width_mm, spec.depth_mm),
@@ -2164,11 +2167,34 @@ class TableDetector:
                             "rank": fit.score + min(fit.band[2], fit.band[3])})
         return out
 
-    def _shape_fit_ok(self, fit: Any, shape: str) -> bool:
+    def _long_side_covered(self, fit: Any, shape: str, hx: float, hy: float, view: int) -> bool:
+        """Whether the long side of a fit (base_shapes.ShapeFit in ``view``) that shows
+        less rim lies mostly where nothing can be seen: under terrain, a hand or off the
+        view (``_usable``, set by _find_bases). Only asked of fits that would be turned
+        away for that side alone."""
+        if (fit.score < self.min_coverage_shaped or fit.cross > self.max_cross_shaped
+                or min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped):
+            return False
+        usable = self._usable.get(view)
+        if usable is None:
+            return False
+        p, _, part = outline_samples(shape, hx, hy, with_parts=True)
+        q = p[part == (2 if fit.band_mean[2] < fit.band_mean[3] else 3)]
+        c, s = np.cos(fit.theta), np.sin(fit.theta)
+        col = np.rint(fit.cx + c * q[:, 0] - s * q[:, 1]).astype(int)
+        row = np.rint(fit.cy + s * q[:, 0] + c * q[:, 1]).astype(int)
+        H, W = usable.shape
+        inside = (col >= 0) & (col < W) & (row >= 0) & (row < H)
+        seen = np.zeros(len(q), bool)
+        seen[inside] = usable[row[inside], col[inside]]
+        return bool((~seen).mean() >= 0.5)
+
+    def _shape_fit_ok(self, fit: Any, shape: str, side_covered: bool = False) -> bool:
         """Whether a fitted oval or rectangle (base_shapes.ShapeFit) of ``shape`` is a
         base: enough of its outline seen as a clean edge at the size's offset, both long
         sides showing the rim (a fit borrowing one edge of a neighbour, or lying across
-        two touching stands, has a bare one), and no rim through its middle."""
+        two touching stands, has a bare one; not so a side covered by terrain or a hand,
+        ``side_covered``: _long_side_covered), and no rim through its middle."""
         # Both ends show some rim too: an outline borrowing one stand's long rim and
         # a paper marker's edge (nothing at its ends) is not a stand.
         if abs(fit.offset - self.edge_bias_px) > 1.5 or fit.band_mean[0] + fit.band_mean[1] < self.min_ends_shaped:
@@ -2181,6 +2207,10 @@ class TableDetector:
             return True
         if fit.score >= self.min_coverage_shaped and fit.cross <= self.max_cross_shaped:
             if min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped:
+                return True
+            # A white 40 x 20 mm stand half under a terrain piece: nothing can be seen
+            # along its far long side, which is hidden, not bare.
+            if side_covered and max(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped:
                 return True
             # An oval whose miniature hides one long side: both its curved ends and most
             # of its outline seen are no neighbour's straight edge borrowed (a cavalry
