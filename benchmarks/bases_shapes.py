@@ -1,6 +1,6 @@
 """Oval and rectangular bases (issue #4 item 1): detection on renders, against truth.
 
-    python benchmarks/bases_shapes.py [--epic-seeds 3] [--mixed-seeds 3] [--width 1920 --height 1080]
+    python benchmarks/bases_shapes.py [--epic-seeds 3] [--mixed-seeds 10] [--width 1920 --height 1080]
 
 Renders Epic tables (180 x 120 cm, three units of four 40 x 20 mm stands, in base
 contact or in lines) and Warcry tables (oval, rectangular and round bases of three
@@ -83,7 +83,7 @@ def report(name: str, acc: dict) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--epic-seeds", type=int, default=3)
-    ap.add_argument("--mixed-seeds", type=int, default=3)
+    ap.add_argument("--mixed-seeds", type=int, default=10)
     ap.add_argument("--width", type=int, default=1920)
     ap.add_argument("--height", type=int, default=1080)
     ap.add_argument("--json", dest="json_out", type=Path, default=None)

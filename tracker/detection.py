@@ -727,7 +727,7 @@ class TableDetector:
         # An oval with one long side hidden is a base with this much of its outline seen
         # and this much rim evidence on each end.
         self.min_coverage_oval_side_hidden, self.min_ends_oval_side_hidden = 0.5, 0.4
-        # A fit seeing this much of its outline, and this much rim on every side, is a
+        # A fit seeing this much of its outline, and this much rim on each long side, is a
         # base whatever lies through its middle.
         self.min_coverage_seen_all_round, self.min_band_seen_all_round = 0.65, 0.45
         # A fit with less of its outline seen is a base if it has rim evidence all round.
@@ -2199,11 +2199,13 @@ class TableDetector:
         # a paper marker's edge (nothing at its ends) is not a stand.
         if abs(fit.offset - self.edge_bias_px) > 1.5 or fit.band_mean[0] + fit.band_mean[1] < self.min_ends_shaped:
             return False
-        # An outline seen nearly all round, every side of it, is a base whatever lies
+        # An outline seen nearly all round, both long sides well, is a base whatever lies
         # through its middle: a miniature painted near the rim's colour (a purple beast on
-        # a blue-rimmed oval). A fit lying across two touching stands sees its ends or its
-        # long sides poorly, where they cross the stands' middles.
-        if fit.score >= self.min_coverage_seen_all_round and min(fit.band_mean) >= self.min_band_seen_all_round:
+        # a blue-rimmed oval, a white head on a white-rimmed stand). A fit lying across
+        # two touching stands sees its ends or its long sides poorly, where they cross
+        # the stands' middles: a fifth to a third of its outline.
+        if (fit.score >= self.min_coverage_seen_all_round
+                and min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_seen_all_round):
             return True
         if fit.score >= self.min_coverage_shaped and fit.cross <= self.max_cross_shaped:
             if min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped:
