@@ -128,6 +128,8 @@ def _follower() -> TableDetector:
     det.px_per_in, det.score_threshold, det.edge_bias_px = S, 0.06, 0.8
     det.min_coverage_shaped, det.min_band_shaped, det.max_cross_shaped, det.min_ends_shaped = 0.35, 0.06, 0.3, 0.3
     det.min_coverage_all_round, det.min_band_all_round, det.max_cross_all_round = 0.22, 0.3, 0.35
+    det.min_coverage_oval_side_hidden, det.min_ends_oval_side_hidden = 0.5, 0.4
+    det.min_coverage_seen_all_round, det.min_band_seen_all_round = 0.65, 0.45
     det._shape_kernels, det._follow_spectra = {}, {}
     return det
 
