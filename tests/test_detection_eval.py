@@ -235,3 +235,23 @@ def test_a_base_under_a_miniature_of_its_colour_is_found_through_sensor_noise():
         0, lambda img: np.clip(img.astype(np.float32) + np.random.default_rng(0).normal(0, 6.0, img.shape), 0, 255))
     assert len(near) == 1 and near.base_mm[0] == 60.0
     assert err[0] < 0.1
+
+
+def test_of_two_overlapping_rims_of_different_sides_the_one_seeing_more_on_its_own_stands():
+    """warcry-2 frame 3 saved as JPEG quality 70 (a webcam's MJPEG): fighter 7, a green
+    32 mm base under a miniature in a red robe that hangs over it, shows a crescent of
+    green rim (24 % of its circle). A 25 mm circle in the robe (28 %) outscored it and
+    the fighter was reported red, 0.39 in off. Half of that circle's edge lies along
+    the green rim, inside the green circle: bases do not overlap, so what each circle
+    sees outside the other decides, and the green one sees more (placed 0.13 in off:
+    JPEG blurs a crescent's colour)."""
+    def jpeg70(img):
+        return cv2.imdecode(cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 70])[1], cv2.IMREAD_COLOR)
+
+    b, fr = _warcry2_look(3, jpeg70)
+    f7 = next(f for f in fr["fighters"] if f["id"] == 7)
+    err = np.linalg.norm(b.xyz[:, :2] - (f7["x"], f7["y"]), axis=1)
+    near = err < 32 / 25.4 / 2
+    assert near.sum() == 1
+    j = int(np.flatnonzero(near)[0])
+    assert b.side[j] == f7["team"] and b.base_mm[j] == 32.0 and err[j] < 0.2

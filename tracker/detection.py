@@ -2472,7 +2472,7 @@ class TableDetector:
     def _bases_from_candidates(self, fits: list[dict]) -> Detections:
         """Non-maximum suppression across sides and sizes: bases never overlap, so of
         candidates closer than their radii allow, only the best-scoring stands."""
-        ranks = self._ranks(fits)
+        ranks = self._exclusive_ranks(fits, self._ranks(fits))
         fits = [fits[k] for k in np.argsort(-ranks, kind="stable")]
         W_in, D_in = self.config.table.play_area_in
         kept: list[tuple[np.ndarray, float, Any]] = []
@@ -2527,6 +2527,36 @@ class TableDetector:
         dets = Detections.from_rows(rows)
         self._add_sigma(dets, lift=t)
         return dets
+
+    def _exclusive_ranks(self, fits: list[dict], rank: np.ndarray) -> np.ndarray:
+        """Of two poorly seen round rims of different sides that overlap (bases do not:
+        one of them is no base), the one seeing more of its circle outside the other's
+        claims its place first. A rim's edge points inside another's disc cannot be seen
+        if that other is a base, so what tells them apart is what each sees on its own.
+        (Under JPEG a green 32 mm base's crescent, 24 % of its circle, lost to a 25 mm
+        circle in its red miniature's robe, 28 %, half of it along the green rim.)"""
+        weak = [k for k, c in enumerate(fits) if "edges" in c and len(c["edges"])]
+        if len(weak) < 2:
+            return rank
+        S = self.px_per_in
+        xy = np.array([(fits[k]["col"], fits[k]["row"]) for k in weak], float)
+        r = np.array([fits[k]["base_mm"] / MM_PER_IN / 2 * S for k in weak])
+        side = np.array([fits[k]["side"] for k in weak])
+        view = np.array([fits[k]["view"] for k in weak])
+        dist = np.linalg.norm(xy[:, None] - xy[None], axis=2)
+        clash = (dist < 0.95 * (r[:, None] + r[None, :])) & (side[:, None] != side[None, :]) & (view[:, None] == view[None, :])
+        rank = rank.copy()
+        for a, b in zip(*np.nonzero(np.triu(clash))):
+            ka, kb = weak[a], weak[b]
+            own = []
+            for k, o in ((ka, kb), (kb, ka)):
+                pts, c, other = fits[k]["edges"], fits[k], fits[o]
+                inside = np.hypot(pts[:, 0] - other["col"], pts[:, 1] - other["row"]) < other["radius_px"] + self.explained_margin_px
+                own.append(c["score"] * (1.0 - inside.mean()))
+            first, second = (ka, kb) if own[0] >= own[1] else (kb, ka)
+            if rank[first] <= rank[second] and max(own) >= self._min_score(fits[first]["base_mm"]):
+                rank[first] = rank[second] + 1e-6
+        return rank
 
     def _explained_away(self, c: dict, kept_rims: list[tuple[int, float, float, float]]) -> bool:
         """Whether a poorly seen round rim stands only on evidence a better-seen base
