@@ -2544,15 +2544,15 @@ class TableDetector:
         side = np.array([fits[k]["side"] for k in weak])
         view = np.array([fits[k]["view"] for k in weak])
         dist = np.linalg.norm(xy[:, None] - xy[None], axis=2)
-        clash = (dist < 0.95 * (r[:, None] + r[None, :])) & (side[:, None] != side[None, :]) & (view[:, None] == view[None, :])
+        clash = ((dist < 0.95 * (r[:, None] + r[None, :])) & (side[:, None] != side[None, :])
+                 & (view[:, None] == view[None, :]))
         rank = rank.copy()
         for a, b in zip(*np.nonzero(np.triu(clash))):
             ka, kb = weak[a], weak[b]
             own = []
             for k, o in ((ka, kb), (kb, ka)):
-                pts, c, other = fits[k]["edges"], fits[k], fits[o]
-                inside = np.hypot(pts[:, 0] - other["col"], pts[:, 1] - other["row"]) < other["radius_px"] + self.explained_margin_px
-                own.append(c["score"] * (1.0 - inside.mean()))
+                other = [(fits[o]["col"], fits[o]["row"], fits[o]["radius_px"])]
+                own.append(fits[k]["score"] * (1.0 - _inside_rims(fits[k]["edges"], other, self.explained_margin_px).mean()))
             first, second = (ka, kb) if own[0] >= own[1] else (kb, ka)
             if rank[first] <= rank[second] and max(own) >= self._min_score(fits[first]["base_mm"]):
                 rank[first] = rank[second] + 1e-6
@@ -2567,14 +2567,9 @@ class TableDetector:
         pts = c["edges"]
         if not len(pts):
             return False
-        mine = np.zeros(len(pts), bool)
-        for view, col, row, rad in kept_rims:
-            if view == c["view"]:
-                mine |= np.hypot(pts[:, 0] - col, pts[:, 1] - row) < rad + self.explained_margin_px
-        if not mine.any():
-            return False
-        own = c["score"] * (1.0 - mine.sum() / len(pts))
-        return bool(own < self._min_score(c["base_mm"]))
+        mine = _inside_rims(pts, [(col, row, rad) for view, col, row, rad in kept_rims if view == c["view"]],
+                            self.explained_margin_px)
+        return bool(mine.any() and c["score"] * (1.0 - mine.mean()) < self._min_score(c["base_mm"]))
 
     @staticmethod
     def _polygon(row: dict, c: dict, xy: np.ndarray) -> Any:
@@ -2883,15 +2878,30 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
 
 
 
+def _ray_edge_points(prof: np.ndarray, rho: np.ndarray, cx: float, cy: float, cos: np.ndarray,
+                     sin: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One candidate's rim edge on each of its rays (``prof`` (n, m) from (cx, cy), as
+    _fit_rims reads them): its col, row and whether the ray has one (_ray_edges)."""
+    r_edge, use = _ray_edges(prof[None], rho)[:2]
+    return cx + r_edge[0] * cos, cy + r_edge[0] * sin, use[0]
+
+
 def _rim_edge_points(prof: np.ndarray, rho: np.ndarray, cx: float, cy: float, cos: np.ndarray, sin: np.ndarray,
                      x0: float, y0: float, r: float) -> np.ndarray:
-    """The edge points (k, 2: col, row) of one candidate's rays (as _circle_at_radius
-    reads them) that lie on the circle of radius ``r`` round (x0, y0): those its score
-    counts."""
-    r_edge, use = _ray_edges(prof[None], rho)[:2]
-    X, Y = cx + r_edge[0] * cos, cy + r_edge[0] * sin
-    on = use[0] & (np.abs(np.hypot(X - x0, Y - y0) - r) < 0.9)
+    """The edge points (k, 2: col, row) of one candidate's rays that lie on the circle of
+    radius ``r`` round (x0, y0): those its score counts (as _circle_at_radius's)."""
+    X, Y, U = _ray_edge_points(prof, rho, cx, cy, cos, sin)
+    on = U & (np.abs(np.hypot(X - x0, Y - y0) - r) < 0.9)
     return np.stack([X[on], Y[on]], axis=1)
+
+
+def _inside_rims(pts: np.ndarray, rims: list[tuple[float, float, float]], margin: float) -> np.ndarray:
+    """Which of the points (k, 2: col, row) lie on or inside any of the rims (col, row,
+    edge radius; all in one view's pixels), up to ``margin`` outside its edge."""
+    inside = np.zeros(len(pts), bool)
+    for col, row, rad in rims:
+        inside |= np.hypot(pts[:, 0] - col, pts[:, 1] - row) < rad + margin
+    return inside
 
 
 def _circle_at_radius(prof: np.ndarray, rho: np.ndarray, cx: float, cy: float, cos: np.ndarray, sin: np.ndarray,
@@ -2900,8 +2910,7 @@ def _circle_at_radius(prof: np.ndarray, rho: np.ndarray, cx: float, cy: float, c
     (n, m) from (cx, cy), as _fit_rims reads them), started at (x0, y0): a geometric fit
     of the centre alone, re-weighted to the edge points within 0.9 px. Returns its
     centre and the share of the rays whose edge lies on it."""
-    r_edge, use = _ray_edges(prof[None], rho)[:2]
-    X, Y, U = cx + r_edge[0] * cos, cy + r_edge[0] * sin, use[0]
+    X, Y, U = _ray_edge_points(prof, rho, cx, cy, cos, sin)
     a, b = float(x0), float(y0)
     for _ in range(6):
         dx, dy = X - a, Y - b
