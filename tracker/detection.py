@@ -23,7 +23,7 @@ import functools
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import cv2
 import numpy as np
@@ -2157,7 +2157,8 @@ class TableDetector:
             for c, fit in zip(group, fits):
                 if fit is None:
                     continue
-                if not self._shape_fit_ok(fit, spec.shape, self._long_side_covered(fit, spec.shape, hx, hy, view)):
+                if not self._shape_fit_ok(fit, spec.shape,
+                                          lambda fit=fit: self._long_side_covered(fit, spec.shape, hx, hy, view)):
                     continue
                 out.append({"row": fit.cy, "col": fit.cx, "side": side, "base_mm": spec.width_mm, "view": view,
                             "score": fit.score, "shape": SHAPE_CODES[spec.shape], "size_mm": (spec.width_mm, spec.depth_mm),
@@ -2170,11 +2171,8 @@ class TableDetector:
     def _long_side_covered(self, fit: Any, shape: str, hx: float, hy: float, view: int) -> bool:
         """Whether the long side of a fit (base_shapes.ShapeFit in ``view``) that shows
         less rim lies mostly where nothing can be seen: under terrain, a hand or off the
-        view (``_usable``, set by _find_bases). Only asked of fits that would be turned
-        away for that side alone."""
-        if (fit.score < self.min_coverage_shaped or fit.cross > self.max_cross_shaped
-                or min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped):
-            return False
+        view (``_usable``, set by _find_bases). _shape_fit_ok asks it only of fits that
+        would be turned away for that side alone."""
         usable = self._usable.get(view)
         if usable is None:
             return False
@@ -2189,12 +2187,13 @@ class TableDetector:
         seen[inside] = usable[row[inside], col[inside]]
         return bool((~seen).mean() >= 0.5)
 
-    def _shape_fit_ok(self, fit: Any, shape: str, side_covered: bool = False) -> bool:
+    def _shape_fit_ok(self, fit: Any, shape: str, side_covered: Callable[[], bool] | None = None) -> bool:
         """Whether a fitted oval or rectangle (base_shapes.ShapeFit) of ``shape`` is a
         base: enough of its outline seen as a clean edge at the size's offset, both long
         sides showing the rim (a fit borrowing one edge of a neighbour, or lying across
-        two touching stands, has a bare one; not so a side covered by terrain or a hand,
-        ``side_covered``: _long_side_covered), and no rim through its middle."""
+        two touching stands, has a bare one; not so a side covered by terrain or a hand:
+        ``side_covered()``, _long_side_covered, asked only when that decides), and no rim
+        through its middle."""
         # Both ends show some rim too: an outline borrowing one stand's long rim and
         # a paper marker's edge (nothing at its ends) is not a stand.
         if abs(fit.offset - self.edge_bias_px) > 1.5 or fit.band_mean[0] + fit.band_mean[1] < self.min_ends_shaped:
@@ -2212,7 +2211,8 @@ class TableDetector:
                 return True
             # A white 40 x 20 mm stand half under a terrain piece: nothing can be seen
             # along its far long side, which is hidden, not bare.
-            if side_covered and max(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped:
+            if (side_covered is not None and max(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped
+                    and side_covered()):
                 return True
             # An oval whose miniature hides one long side: both its curved ends and most
             # of its outline seen are no neighbour's straight edge borrowed (a cavalry
