@@ -31,6 +31,7 @@ from .errors import ConfigError
 
 WARCRY_PLAY_AREA_IN = (30.0, 22.0)
 EPIC_PLAY_AREA_IN = (180 / 2.54, 120 / 2.54)
+RIM_STYLES = ("ring", "painted_edge")
 TERRAIN_TYPES = (
     "obstacle", "platform", "low", "deadly", "unscalable", "stairs", "ladder", "door", "archway",
 )
@@ -84,6 +85,11 @@ class Side:
     rim_bgr: tuple[int, int, int]
     bases_mm: tuple[float, ...] = ()
     shaped: tuple[BaseSize, ...] = ()
+    # The physical spec's "painted edge or coloured ring": ``painted_edge``, the base's
+    # side wall carries the colour too, and a base off the camera's nadir shows it on the
+    # side facing the camera (the tracker then reads that edge as the wall's foot);
+    # ``ring``, only the top face does.
+    rim_style: str = "ring"
 
 
 @dataclass(frozen=True)
@@ -239,8 +245,10 @@ class GameConfig:
             if len(bgr) != 3 or not all(0 <= int(c) <= 255 for c in bgr):
                 raise ConfigError(f"{sr.where}.rim_bgr: give three numbers 0-255 (blue, green, red)")
             round_mm, shaped = _bases(sr.get("bases_mm", list, []), sr.where + ".bases_mm")
+            style = sr.choice("rim_style", RIM_STYLES, "ring")
             sides.append(Side(index=sr.get("index", int, i), colour=sr.get("colour", str),
-                              rim_bgr=tuple(int(c) for c in bgr), bases_mm=round_mm, shaped=shaped))
+                              rim_bgr=tuple(int(c) for c in bgr), bases_mm=round_mm, shaped=shaped,
+                              rim_style=style))
             sr.done()
         if len(sides) < 2:
             raise ConfigError("config.sides: a game needs at least two sides, each with index, colour and rim_bgr")

@@ -707,6 +707,11 @@ class TableDetector:
         self.inner_rim_share = 0.7  # see _ranks
         self.inner_rim_margin_in = 0.15  # how far such an inner circle may stick out of the outer (_ranks)
         self.radius_prior_weight = 16.0  # a size's expected radius counts as this many edge points
+        # How much of a painted side wall's apparent width reads as rim, per side, learnt
+        # from its whole rims (_wall_px, _learn_edge_bias); until three are seen, none.
+        self.wall_share_start = 0.0
+        self.wall_min_contrast = 50.0  # rim paint to table, Lab (_wall_learnable)
+        self._wall_share_seen: dict[int, Any] = {}
         self._background_bgr = background
         self._tag_pos: dict[int, np.ndarray] = {}  # where each token tag was last read
         # State tokens share ids (every "activated" token is id 80): where each was read.
@@ -1098,9 +1103,15 @@ class TableDetector:
             bias = [self._edge_bias(fighters[i][3]) for i, *_ in group]
             expect = np.array([[np.nan if b is None else fighters[i][4] / MM_PER_IN / 2 * S + b]
                                for (i, *_), b in zip(group, bias)])
+            # Each fighter's painted wall, if its side's bases have one (zero where not).
+            walls = [self._wall_px(fighters[i][3], np.array(fighters[i][:2], float), fighters[i][2])
+                     for i, *_ in group]
+            wall = None if all(w is None for w in walls) else np.concatenate(
+                [np.zeros((1, 2)) if w is None else w for w in walls])
             fits = _fit_rims(np.stack(profs), rho, cos, sin, np.array([g[3] for g in group], float),
                              np.array([g[4] for g in group], float), thin_px=0.2 * S, expect_r=expect,
-                             expect_weight=self.radius_prior_weight, expect_min_score=self.min_coverage)
+                             expect_weight=self.radius_prior_weight, expect_min_score=self.min_coverage,
+                             wall=wall)
             for (i, _, (c0, r0), _, _), fit in zip(group, fits):
                 if fit is None:
                     continue
@@ -1172,6 +1183,43 @@ class TableDetector:
                 if 0 <= px[0] < view.shape[1] and 0 <= px[1] < view.shape[0]:
                     return i, view
         return -1, None
+
+    def _wall_px(self, side: int, xy: np.ndarray, z: float, share: float | None = None) -> np.ndarray | None:
+        """(N, 2) for bases of ``side`` at world ``xy`` standing at height ``z``: how far,
+        and which way, its painted side wall widens its rim toward the camera's nadir, in
+        view pixels (col, row); None when the side's bases carry their colour on the top
+        face only (``rim_style: ring``) or the camera's place is not known.
+
+        Seen from above, the wall's foot is the top's edge moved toward the nadir by
+        ``w = thickness * d / (H - z)`` (d the base's distance from the nadir, H the camera's
+        height): on a ray at angle phi from that direction the edge lies ``w cos(phi)``
+        past the top's (_fit_rims takes it off). A whole rim's centre is otherwise w / 2
+        toward the nadir, a crescent's on the near side up to w (our renders' green 32 mm
+        base 14.7 in out, 0.08 in). How much of ``w`` reads as rim depends on the paint
+        and the light on the wall: ``share`` (default: the side's, _wall_share)."""
+        spec = next((s for s in self.config.sides if s.index == side), None)
+        position = getattr(self.camera, "camera_position", None)
+        if spec is None or getattr(spec, "rim_style", "ring") != "painted_edge" or position is None:
+            return None
+        C = np.asarray(position, float)
+        xy = np.asarray(xy, float).reshape(-1, 2)
+        to_nadir = C[:2][None] - xy
+        share = self._wall_share(side) if share is None else share
+        w = share * self.config.base_thickness_in / max(C[2] - z, 1.0) * self.px_per_in
+        # World +y is up the view (row 0 the far edge): the row's sign flips.
+        return np.column_stack([to_nadir[:, 0] * w, -to_nadir[:, 1] * w])
+
+    def _wall_share(self, side: int) -> float:
+        """The share of a painted wall's width this side's rims show as rim: the median
+        of its whole rims' (_learn_edge_bias), ``wall_share_start`` until three."""
+        seen = self._wall_share_seen.get(side)
+        return float(np.clip(np.median(seen), 0.0, 1.0)) if seen is not None and len(seen) >= 3 \
+            else self.wall_share_start
+
+    def _wall_learnable(self, side: int) -> bool:
+        """Whether this side's rims stand out from the table enough to learn its wall's
+        share from (a green rim on a green mat edges into the mat's own greens)."""
+        return float(np.linalg.norm(self._rim_paint[side] - self._table_colour)) >= self.wall_min_contrast
 
     def calibration_sigma(self, xyz: np.ndarray, lift: float = 0.0) -> np.ndarray | None:
         """(N,) 1-sigma horizontal error the calibration alone gives points ``xyz``
@@ -1886,19 +1934,23 @@ class TableDetector:
                 expected[side] = self._expected_edges(side)
             start = np.concatenate([np.full(len(group), self._edge_radius(side, mm)) for mm, group in sized])
             least = np.concatenate([np.full(len(group), self._min_score(mm)) for mm, group in sized])
+            plane = self.floor if view < 0 else self.platform_views[view][1]
+            wall = self._wall_px(side, plane.to_world(cx, cy), plane.z_in - self.config.base_thickness_in)
             fits = _fit_rims(prof, rho2, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expected[side],
                              expect_weight=self.radius_prior_weight, expect_min_score=least,
-                             start_r=start, valid_m=valid)
+                             start_r=start, valid_m=valid, wall=wall)
             k = 0
             for r, (mm, group) in zip(rhos, sized):
                 n = len(group)
                 done[(view, side, mm)] = (side, group, prof[k:k + n, :, :len(r)], r, cx[k:k + n], cy[k:k + n],
-                                          fits[k:k + n])
+                                          fits[k:k + n], None if wall is None else wall[k:k + n])
                 k += n
         rays = [done[key] for key in groups]
         fitted = self._learn_edge_bias(rays, cos, sin)
         ray_of = {id(c): (prof[i], rho, cx[i], cy[i])
-                  for _, group, prof, rho, cx, cy, _ in rays for i, c in enumerate(group)}
+                  for _, group, prof, rho, cx, cy, _, _ in rays for i, c in enumerate(group)}
+        wall_of = {id(c): None if wall is None else wall[i]
+                   for _, group, _, _, _, _, _, wall in rays for i, c in enumerate(group)}
         # Strongest candidates first: a rim fitted well claims its place, and the weaker
         # candidates round its centre (the same rim at other sizes, or read as another
         # side) give way to it.
@@ -1925,9 +1977,12 @@ class TableDetector:
                     continue
                 expect = self._expected_edges(c.side)
                 r_fix = float(r_sizes[k] if expect is None else expect[k])
+                fx0, fy0 = fx, fy
                 fx, fy, share = _circle_at_radius(*ray_of[id(c)], cos, sin, fx, fy, r_fix)
                 if share < max(self._min_score(sizes[k]), 0.8 * score):
                     continue
+                if wall_of[id(c)] is not None:  # (the top's centre: as in _fit_rims)
+                    fx, fy, _ = _circle_at_radius(*ray_of[id(c)], cos, sin, fx0, fy0, r_fix, wall_of[id(c)])
                 rad, score = r_fix, share
             at_size = abs(r_sizes[k] - fit[2]) > tol  # (its radius borrowed from the size: _ranks)
             if score >= self._min_score(sizes[k]) and not self._base_body(c.view, fx, fy, rad, thin,
@@ -1990,13 +2045,22 @@ class TableDetector:
         S = self.px_per_in
         side_sizes = {s: sizes for s, _, sizes in self._side_lab()}
         new = set()
-        for side, _, _, _, _, _, fits in rays:
+        for side, group, prof, rho, cx, cy, fits, wall in rays:
             r_true = np.array(side_sizes[side]) / MM_PER_IN / 2 * S
             bias = self._edge_bias(side)
             ref = self.edge_bias_px if bias is None else bias
-            for fit in fits:
+            for i, fit in enumerate(fits):
                 if fit is None or fit[3] < 0.6 or fit[5] is None or fit[5] < 0.5:
                     continue
+                if wall is not None and self._wall_learnable(side):  # (the wall's whole width: the share in use may be 0)
+                    plane = self.floor if group[i].view < 0 else self.platform_views[group[i].view][1]
+                    full = self._wall_px(side, plane.to_world(cx[i:i + 1], cy[i:i + 1]),
+                                         plane.z_in - self.config.base_thickness_in, share=1.0)[0]
+                    model = _wall_share_of(prof[i], rho, cos, sin, full) if np.hypot(*full) >= 1.0 else None
+                    if model is not None:
+                        # The top's radius, the wall told apart: the edge bias is the top's.
+                        self._wall_share_seen.setdefault(side, deque(maxlen=64)).append(model[1])
+                        fit = (fit[0], fit[1], model[0]) + tuple(fit[3:])
                 off = fit[2] - r_true
                 k = int(np.argmin(np.abs(off - ref)))
                 if abs(off[k] - ref) < 1.5:
@@ -2005,13 +2069,13 @@ class TableDetector:
             if bias is None and self._edge_bias(side) is not None:
                 new.add(side)
         fitted = []
-        for side, group, prof, rho, cx, cy, fits in rays:
+        for side, group, prof, rho, cx, cy, fits, wall in rays:
             if side in new and self.radius_prior_weight > 0:
                 mm = group[0].base_mm
                 start = np.full(len(group), self._edge_radius(side, mm))
                 fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=self._expected_edges(side),
                                  expect_weight=self.radius_prior_weight, expect_min_score=self._min_score(mm),
-                                 start_r=start)
+                                 start_r=start, wall=wall)
             fitted += [(c, fit) for c, fit in zip(group, fits) if fit is not None]
         return fitted
 
@@ -2765,7 +2829,7 @@ def _ray_edges(prof: np.ndarray, rho: np.ndarray, valid_m: np.ndarray | None = N
 def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: np.ndarray, cy: np.ndarray,
               thin_px: float | None = None, expect_r: np.ndarray | None = None, expect_weight: float = 0.0,
               expect_min_score: float | np.ndarray = 0.0, start_r: np.ndarray | None = None,
-              valid_m: np.ndarray | None = None) -> list[tuple | None]:
+              valid_m: np.ndarray | None = None, wall: np.ndarray | None = None) -> list[tuple | None]:
     """_fit_rim for many candidates at once: prof[c, i, j] is candidate c's evidence on
     ray i at radius rho[j]. Same edge rule, same re-weighted circle fit, same score;
     one pass of array arithmetic instead of a Python loop per candidate.
@@ -2784,7 +2848,14 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
     circle round the candidate, and of the two the fit seeing more of its rim is kept: a
     crescent of rim beside an overhanging miniature of a colour near the rim's, started
     from all its edge points, settles on a circle half rim, half miniature (a red 25 mm
-    base read as a 32 mm one 0.12-0.15 in off in the eval sets)."""
+    base read as a 32 mm one 0.12-0.15 in off in the eval sets).
+
+    ``wall`` ((N, 2), view px): each candidate's painted side wall, as far and the way
+    it widens the rim (TableDetector._wall_px). The centre returned is then that of the
+    top: the same edge points, each taken in by the wall's component along its ray where
+    it points the wall's way. Which points lie on the rim, the score and the radius stay
+    the edge's as seen: the wall moves where a base is, not whether it is one (taken
+    off before the fit, it let arcs of paper tokens close a white 60 mm "rim")."""
     N, n, m = prof.shape
     if N == 0:
         return []
@@ -2860,6 +2931,18 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
     # Last: the share of the edge points on the circle where the colour is thin (a
     # rim), not solid all the way in (None without ``thin_px``).
     thin = (inl & (weight == 1.0)).sum(1) / np.maximum(n_in, 1)
+    if wall is not None:
+        # The top's edge points, and the circle through those of them on the rim.
+        off = _wall_along(np.asarray(wall, float)[live], cos, sin)
+        px, py = px - off * cos[None], py - off * sin[None]
+        w_in = use_l * inl
+        Fw = np.stack([px, py, np.ones_like(px), px * px + py * py], axis=2)
+        G = np.matmul(Fw.transpose(0, 2, 1) * w_in[:, None, :], Fw)
+        sol = np.linalg.solve(G[:, :3, :3] + eye, G[:, :3, 3:])[..., 0]
+        xc, yc = sol[:, 0] / 2, sol[:, 1] / 2
+        R_top = np.sqrt(np.maximum(sol[:, 2] + xc ** 2 + yc ** 2, 1e-6))
+    else:
+        R_top = R
     if expect_r is not None and expect_weight > 0:
         choices = np.broadcast_to(np.asarray(expect_r, float), (N, np.shape(expect_r)[-1]))[live]
         near = np.take_along_axis(choices, np.argmin(np.abs(np.nan_to_num(choices, nan=1e9) - R[:, None]), axis=1)[:, None],
@@ -2867,7 +2950,8 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         least = np.broadcast_to(np.asarray(expect_min_score, float), (N,))[live]
         sel = np.isfinite(near) & (score >= least) & (n_in >= 10)
         if sel.any():
-            xc, yc = _centre_with_radius(px[sel], py[sel], use_l[sel], xc, yc, R, near[sel], expect_weight, sel, inl[sel])
+            xc, yc = _centre_with_radius(px[sel], py[sel], use_l[sel], xc, yc, R_top, near[sel], expect_weight, sel,
+                                         inl[sel])
     # (Whole arrays to Python floats at once: the same values, fewer conversions.)
     cols = zip(live.tolist(), xc.tolist(), yc.tolist(), R.tolist(), score.tolist(), rms.tolist(), thin.tolist(),
                (n_in >= 10).tolist())
@@ -2878,11 +2962,41 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
 
 
 
-def _ray_edge_points(prof: np.ndarray, rho: np.ndarray, cx: float, cy: float, cos: np.ndarray,
-                     sin: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One candidate's rim edge on each of its rays (``prof`` (n, m) from (cx, cy), as
-    _fit_rims reads them): its col, row and whether the ray has one (_ray_edges)."""
+def _wall_along(wall: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """(N, n): how far past the top's edge a painted wall ``wall`` ((N, 2), view px)
+    puts each of the n rays' edge: its component along the ray, on the wall's side."""
+    wall = np.asarray(wall, float).reshape(-1, 2)
+    return np.maximum(wall[:, :1] * cos[None] + wall[:, 1:] * sin[None], 0.0)
+
+
+def _wall_share_of(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray,
+                   wall: np.ndarray) -> float | None:
+    """How much of a painted wall ``wall`` ((2,), view px: its whole apparent width) one
+    whole rim (its rays ``prof`` (n, m), as _fit_rims reads them) shows as rim: the
+    edge radii fitted as R + (a shift of the centre) + share * the wall along each ray,
+    re-weighted to the rays within 0.9 px. The wall widens only the side facing the
+    camera, so it is told from a shift of the centre (which moves both sides). Returns
+    (R, share), or None when too few rays have an edge."""
     r_edge, use = _ray_edges(prof[None], rho)[:2]
+    r, u = r_edge[0], use[0]
+    A = np.column_stack([np.ones_like(cos), cos, sin, _wall_along(wall, cos, sin)[0]])
+    keep = u.copy()
+    for _ in range(4):
+        if keep.sum() < 24:
+            return None
+        sol = np.linalg.lstsq(A[keep], r[keep], rcond=None)[0]
+        keep = u & (np.abs(A @ sol - r) < 0.9)
+    return float(sol[0]), float(sol[3])
+
+
+def _ray_edge_points(prof: np.ndarray, rho: np.ndarray, cx: float, cy: float, cos: np.ndarray,
+                     sin: np.ndarray, wall: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One candidate's rim edge on each of its rays (``prof`` (n, m) from (cx, cy), as
+    _fit_rims reads them): its col, row and whether the ray has one (_ray_edges); with
+    ``wall`` (2,), the top's edge (_fit_rims)."""
+    r_edge, use = _ray_edges(prof[None], rho)[:2]
+    if wall is not None:
+        r_edge = r_edge - _wall_along(wall, cos, sin)
     return cx + r_edge[0] * cos, cy + r_edge[0] * sin, use[0]
 
 
@@ -2905,12 +3019,12 @@ def _inside_rims(pts: np.ndarray, rims: list[tuple[float, float, float]], margin
 
 
 def _circle_at_radius(prof: np.ndarray, rho: np.ndarray, cx: float, cy: float, cos: np.ndarray, sin: np.ndarray,
-                      x0: float, y0: float, r: float) -> tuple[float, float, float]:
+                      x0: float, y0: float, r: float, wall: np.ndarray | None = None) -> tuple[float, float, float]:
     """The circle of radius ``r`` through one candidate's rim edges (its rays ``prof``
     (n, m) from (cx, cy), as _fit_rims reads them), started at (x0, y0): a geometric fit
     of the centre alone, re-weighted to the edge points within 0.9 px. Returns its
-    centre and the share of the rays whose edge lies on it."""
-    X, Y, U = _ray_edge_points(prof, rho, cx, cy, cos, sin)
+    centre and the share of the rays whose edge lies on it (``wall``: _fit_rims')."""
+    X, Y, U = _ray_edge_points(prof, rho, cx, cy, cos, sin, wall)
     a, b = float(x0), float(y0)
     for _ in range(6):
         dx, dy = X - a, Y - b

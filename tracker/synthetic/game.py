@@ -217,7 +217,9 @@ def plan_game(rng: np.random.Generator, seconds: float = 24.0, n_fighters: int =
             break
 
     # Fighters: sides take turns; two stand on platform tops, the rest on the floor.
-    sides = [{"index": i, "colour": c, "rim_bgr": list(SIDE_COLOURS[c]), "bases_mm": []} for i, c in enumerate(names)]
+    # Our bases' side walls are painted in the rim colour (scene.fighter_mover).
+    sides = [{"index": i, "colour": c, "rim_bgr": list(SIDE_COLOURS[c]), "bases_mm": [], "rim_style": "painted_edge"}
+             for i, c in enumerate(names)]
     fighters: list[FighterScript] = []
     for fid in range(n_fighters):
         team = fid % n_sides
