@@ -286,13 +286,16 @@ def closest_points_2d(a: Shape2D, b: Shape2D) -> tuple[float, XY, XY]:
     if isinstance(a, Rect) and isinstance(b, Rect):
         d = math.hypot(q[0] - p[0], q[1] - p[1])
         # parallel edges have a stretch of closest pairs: take the middle of it, so the
-        # answer does not depend on which end a library happens to pick
-        near = pa_.intersection(pb_.buffer(d + 1e-7, quad_segs=64))
-        if not near.is_empty and near.area > 0:
-            m = near.centroid
+        # answer does not depend on which end a library happens to pick. The middle is
+        # that of both shapes' stretches together, and each point the nearest on its own
+        # shape to it: the same pair whichever shape is named first (edges a hundredth of
+        # a degree off parallel had given pairs 1e-4 in apart, one way round or the other)
+        near_a = pa_.intersection(pb_.buffer(d + 1e-7, quad_segs=64))
+        near_b = pb_.intersection(pa_.buffer(d + 1e-7, quad_segs=64))
+        if not near_a.is_empty and near_a.area > 0 and not near_b.is_empty and near_b.area > 0:
+            m = shapely.union(near_a, near_b).centroid
             p = a.project(m.x, m.y)
-            q = b.project(*p)
-            p = a.project(*q)
+            q = b.project(m.x, m.y)
             d = math.hypot(q[0] - p[0], q[1] - p[1])
         return d, (p[0], p[1]), (q[0], q[1])
     # refine the polygon approximation with exact alternating projections
