@@ -712,6 +712,7 @@ class TableDetector:
         self.wall_share_start = 0.0
         self.wall_min_contrast = 50.0  # rim paint to table, Lab (_wall_learnable)
         self._wall_share_seen: dict[int, Any] = {}
+        self._wall_share_memo: dict[int, float] = {}  # their medians, until the next is seen
         self._background_bgr = background
         self._tag_pos: dict[int, np.ndarray] = {}  # where each token tag was last read
         # State tokens share ids (every "activated" token is id 80): where each was read.
@@ -1104,10 +1105,8 @@ class TableDetector:
             expect = np.array([[np.nan if b is None else fighters[i][4] / MM_PER_IN / 2 * S + b]
                                for (i, *_), b in zip(group, bias)])
             # Each fighter's painted wall, if its side's bases have one (zero where not).
-            walls = [self._wall_px(fighters[i][3], np.array(fighters[i][:2], float), fighters[i][2])
-                     for i, *_ in group]
-            wall = None if all(w is None for w in walls) else np.concatenate(
-                [np.zeros((1, 2)) if w is None else w for w in walls])
+            wall = self._wall_px([fighters[i][3] for i, *_ in group], [fighters[i][:2] for i, *_ in group],
+                                 [fighters[i][2] for i, *_ in group])
             fits = _fit_rims(np.stack(profs), rho, cos, sin, np.array([g[3] for g in group], float),
                              np.array([g[4] for g in group], float), thin_px=0.2 * S, expect_r=expect,
                              expect_weight=self.radius_prior_weight, expect_min_score=self.min_coverage,
@@ -1184,8 +1183,9 @@ class TableDetector:
                     return i, view
         return -1, None
 
-    def _wall_px(self, side: int, xy: np.ndarray, z: float, share: float | None = None) -> np.ndarray | None:
-        """(N, 2) for bases of ``side`` at world ``xy`` standing at height ``z``: how far,
+    def _wall_px(self, side: Any, xy: np.ndarray, z: Any, share: float | None = None) -> np.ndarray | None:
+        """(N, 2) for bases of ``side`` at world ``xy`` standing at height ``z`` (each one
+        number, or one per base): how far,
         and which way, its painted side wall widens its rim toward the camera's nadir, in
         view pixels (col, row); None when the side's bases carry their colour on the top
         face only (``rim_style: ring``) or the camera's place is not known.
@@ -1197,24 +1197,34 @@ class TableDetector:
         toward the nadir, a crescent's on the near side up to w (our renders' green 32 mm
         base 14.7 in out, 0.08 in). How much of ``w`` reads as rim depends on the paint
         and the light on the wall: ``share`` (default: the side's, _wall_share)."""
-        spec = next((s for s in self.config.sides if s.index == side), None)
-        position = getattr(self.camera, "camera_position", None)
-        if spec is None or getattr(spec, "rim_style", "ring") != "painted_edge" or position is None:
-            return None
-        C = np.asarray(position, float)
         xy = np.asarray(xy, float).reshape(-1, 2)
+        sides = np.broadcast_to(np.asarray(side, int), (len(xy),))
+        by_side = {int(s): (self._wall_share(int(s)) if share is None else share) if self._painted(int(s)) else 0.0
+                   for s in set(sides.tolist())}
+        if max(by_side.values(), default=0.0) <= 0.0:
+            return None  # (nothing to take off: the fit as for a ring)
+        shares = np.array([by_side[s] for s in sides.tolist()])
+        C = np.asarray(self.camera.camera_position, float)
         to_nadir = C[:2][None] - xy
-        share = self._wall_share(side) if share is None else share
-        w = share * self.config.base_thickness_in / max(C[2] - z, 1.0) * self.px_per_in
+        w = shares * self.config.base_thickness_in / np.maximum(C[2] - np.asarray(z, float), 1.0) * self.px_per_in
         # World +y is up the view (row 0 the far edge): the row's sign flips.
         return np.column_stack([to_nadir[:, 0] * w, -to_nadir[:, 1] * w])
+
+    def _painted(self, side: int) -> bool:
+        """Whether this side's config says its bases' side walls carry the rim colour
+        (and the camera's place, which the wall's apparent width needs, is known)."""
+        spec = next((s for s in self.config.sides if s.index == side), None)
+        return spec is not None and getattr(spec, "rim_style", "ring") == "painted_edge" \
+            and getattr(self.camera, "camera_position", None) is not None
 
     def _wall_share(self, side: int) -> float:
         """The share of a painted wall's width this side's rims show as rim: the median
         of its whole rims' (_learn_edge_bias), ``wall_share_start`` until three."""
-        seen = self._wall_share_seen.get(side)
-        return float(np.clip(np.median(seen), 0.0, 1.0)) if seen is not None and len(seen) >= 3 \
-            else self.wall_share_start
+        if side not in self._wall_share_memo:  # (asked for by every fit of a look and every follow)
+            seen = self._wall_share_seen.get(side)
+            self._wall_share_memo[side] = float(np.clip(np.median(seen), 0.0, 1.0)) \
+                if seen is not None and len(seen) >= 3 else self.wall_share_start
+        return self._wall_share_memo[side]
 
     def _wall_learnable(self, side: int) -> bool:
         """Whether this side's rims stand out from the table enough to learn its wall's
@@ -2052,7 +2062,8 @@ class TableDetector:
             for i, fit in enumerate(fits):
                 if fit is None or fit[3] < 0.6 or fit[5] is None or fit[5] < 0.5:
                     continue
-                if wall is not None and self._wall_learnable(side):  # (the wall's whole width: the share in use may be 0)
+                # (The wall's whole width: the share in use may be 0.)
+                if self._painted(side) and self._wall_learnable(side):
                     plane = self.floor if group[i].view < 0 else self.platform_views[group[i].view][1]
                     full = self._wall_px(side, plane.to_world(cx[i:i + 1], cy[i:i + 1]),
                                          plane.z_in - self.config.base_thickness_in, share=1.0)[0]
@@ -2060,6 +2071,7 @@ class TableDetector:
                     if model is not None:
                         # The top's radius, the wall told apart: the edge bias is the top's.
                         self._wall_share_seen.setdefault(side, deque(maxlen=64)).append(model[1])
+                        self._wall_share_memo.pop(side, None)
                         fit = (fit[0], fit[1], model[0]) + tuple(fit[3:])
                 off = fit[2] - r_true
                 k = int(np.argmin(np.abs(off - ref)))
@@ -2939,8 +2951,10 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         Fw = np.stack([px, py, np.ones_like(px), px * px + py * py], axis=2)
         G = np.matmul(Fw.transpose(0, 2, 1) * w_in[:, None, :], Fw)
         sol = np.linalg.solve(G[:, :3, :3] + eye, G[:, :3, 3:])[..., 0]
-        xc, yc = sol[:, 0] / 2, sol[:, 1] / 2
-        R_top = np.sqrt(np.maximum(sol[:, 2] + xc ** 2 + yc ** 2, 1e-6))
+        walled = (off > 0).any(axis=1)  # (a candidate with no wall keeps its fit as it was)
+        xw, yw = sol[:, 0] / 2, sol[:, 1] / 2
+        R_top = np.where(walled, np.sqrt(np.maximum(sol[:, 2] + xw ** 2 + yw ** 2, 1e-6)), R)
+        xc, yc = np.where(walled, xw, xc), np.where(walled, yw, yc)
     else:
         R_top = R
     if expect_r is not None and expect_weight > 0:
