@@ -94,3 +94,32 @@ def test_a_fighter_beside_a_hand_is_still_followed():
         assert np.hypot(bases.xyz[0, 0] - f["x"], bases.xyz[0, 1] - f["y"]) < 0.03, i
         checked += 1
     assert checked == 5
+
+
+def test_painted_walls_are_learnt_only_for_sides_that_stand_out_from_the_mat(game):
+    """Our renderer paints its bases' side walls, and its config says so. A look learns
+    from its whole rims how much of the wall each side shows as rim, but not for the green
+    side on the green mat (its edge runs into the mat's greens); with the config saying
+    ``ring`` nothing is learnt and no wall is taken off."""
+    import dataclasses
+
+    folder, truth = game
+    pipe = Pipeline.from_footage(folder)
+    det = pipe.detector
+    sides = {s.colour: s for s in det.config.sides}
+    assert {s.rim_style for s in sides.values()} == {"painted_edge"}
+    _, _, frame = next(iter(open_source(folder)))
+    det.detect(frame)
+    det.detect(frame)
+    seen = {c: len(det._wall_share_seen.get(s.index, ())) for c, s in sides.items()}
+    assert seen["green"] == 0 and seen["white"] >= 3, seen
+    assert 0.0 <= det._wall_share(sides["white"].index) <= 1.0
+    assert det._wall_px(sides["green"].index, [[28.5, 6.7]], 0.0) is None  # (not learnt: nothing taken off)
+
+    ring = Pipeline.from_footage(folder).detector
+    ring.config = dataclasses.replace(ring.config, sides=tuple(dataclasses.replace(s, rim_style="ring")
+                                                               for s in ring.config.sides))
+    ring.detect(frame)
+    ring.detect(frame)
+    assert not ring._wall_share_seen
+    assert ring._wall_px(sides["white"].index, [[28.5, 6.7]], 0.0) is None

@@ -1185,10 +1185,11 @@ class TableDetector:
 
     def _wall_px(self, side: Any, xy: np.ndarray, z: Any, share: float | None = None) -> np.ndarray | None:
         """(N, 2) for bases of ``side`` at world ``xy`` standing at height ``z`` (each one
-        number, or one per base): how far,
-        and which way, its painted side wall widens its rim toward the camera's nadir, in
-        view pixels (col, row); None when the side's bases carry their colour on the top
-        face only (``rim_style: ring``) or the camera's place is not known.
+        number, or one per base): how far, and which way, a base's painted side wall
+        widens its rim toward the camera's nadir, in view pixels (col, row); zero for a
+        side whose bases carry their colour on the top face only (``rim_style: ring``),
+        and None when no base here has a wall to take off (or the camera's place is not
+        known).
 
         Seen from above, the wall's foot is the top's edge moved toward the nadir by
         ``w = thickness * d / (H - z)`` (d the base's distance from the nadir, H the camera's
@@ -2984,7 +2985,7 @@ def _wall_along(wall: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarra
 
 
 def _wall_share_of(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray,
-                   wall: np.ndarray) -> float | None:
+                   wall: np.ndarray) -> tuple[float, float] | None:
     """How much of a painted wall ``wall`` ((2,), view px: its whole apparent width) one
     whole rim (its rays ``prof`` (n, m), as _fit_rims reads them) shows as rim: the
     edge radii fitted as R + (a shift of the centre) + share * the wall along each ray,
