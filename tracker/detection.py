@@ -29,6 +29,7 @@ import cv2
 import numpy as np
 
 from .base_shapes import SHAPE_CODES, depth_inside, fit_shapes, outline_kernel, outline_samples, shape_polygon
+from .calibrate import RIM_CONTRAST_MIN, rim_contrasts
 from .config import GameConfig
 from .world import MM_PER_IN, TerrainPiece
 
@@ -710,7 +711,7 @@ class TableDetector:
         # How much of a painted side wall's apparent width reads as rim, per side, learnt
         # from its whole rims (_wall_px, _learn_edge_bias); until three are seen, none.
         self.wall_share_start = 0.0
-        self.wall_min_contrast = 50.0  # rim paint to table, Lab (_wall_learnable)
+        self._rim_warned: set[int] = set()  # sides whose rims set-up warns are close to the mat's colour
         self._wall_share_seen: dict[int, Any] = {}
         self._wall_share_memo: dict[int, float] = {}  # their medians, until the next is seen
         self._background_bgr = background
@@ -859,6 +860,8 @@ class TableDetector:
         rims = [self._rim_seen[s] for s, _, _ in self._side_lab()]
         if self._bg_floor is not None:
             self._table_colour = np.median(self._bg_floor[self.floor.valid], axis=0).astype(np.float32)
+        contrasts = {} if empty_table_bgr is None else rim_contrasts(self.config, self.camera, empty_table_bgr)
+        self._rim_warned = {s.index for s in self.config.sides if contrasts.get(s.colour, np.inf) < RIM_CONTRAST_MIN}
         self._rims_floor = None if self._bg_floor is None else RimColours(self._bg_floor, rims)
         self._rims_platforms = [RimColours(b, rims) for b in self._bg_platforms]
         self._gold = None if self._bg_floor is None else \
@@ -1228,9 +1231,10 @@ class TableDetector:
         return self._wall_share_memo[side]
 
     def _wall_learnable(self, side: int) -> bool:
-        """Whether this side's rims stand out from the table enough to learn its wall's
-        share from (a green rim on a green mat edges into the mat's own greens)."""
-        return float(np.linalg.norm(self._rim_paint[side] - self._table_colour)) >= self.wall_min_contrast
+        """Whether this side's rims stand out from the mat enough to learn its wall's
+        share from: set-up does not warn about them (calibrate.rim_contrasts; a green rim
+        on a green mat edges into the mat's own greens)."""
+        return side not in self._rim_warned
 
     def calibration_sigma(self, xyz: np.ndarray, lift: float = 0.0) -> np.ndarray | None:
         """(N,) 1-sigma horizontal error the calibration alone gives points ``xyz``
