@@ -230,7 +230,8 @@ def test_full_looks_on_the_worker_thread_join_the_frames_followed_meanwhile(cali
     look are followed, not looked at whole; every fighter the tracker confirmed is a real
     one; and at the end every fighter on the table is found, and placed within 0.1 in (but
     the one whose rim its miniature hides). A re-posed camera drops a look still running (it was made with
-    the old pose), and close() stops the worker."""
+    the old pose), and close() stops the worker. What the looks learn of the rims reaches
+    the detector the follows use."""
     import time
 
     frames, truth = clip
@@ -240,6 +241,7 @@ def test_full_looks_on_the_worker_thread_join_the_frames_followed_meanwhile(cali
     # The worker starts beside the frames (looks are made at once until it is ready):
     # waited for here, so that a busy machine does not leave the whole stretch to it.
     assert pipe.start_worker().wait_ready(120.0)
+    rims_seen = sum(len(v) for v in pipe.detector.learnt()["edge_bias"].values())
     looks = []
     start = time.monotonic() - 1 / calibrated.fps
     for index, frame in enumerate(frames[1:], start=1):
@@ -249,6 +251,8 @@ def test_full_looks_on_the_worker_thread_join_the_frames_followed_meanwhile(cali
         looks.append(pipe.look)
     assert pipe.background_looks >= 3, looks
     assert looks.count("follow") + looks.count("still") > looks.count("full"), looks
+    # What the worker's looks learnt of the rims reached the detector the follows use.
+    assert sum(len(v) for v in pipe.detector.learnt()["edge_bias"].values()) > rims_seen
     placed = {e["subject"] for e in pipe.tracker.events_as_dicts() if e["kind"] == "placed"}
     assert len(placed) <= len(truth[0]["fighters"])
     tf = [f for f in truth[-1]["fighters"] if not f["occluded"]]

@@ -1230,6 +1230,21 @@ class TableDetector:
                 if seen is not None and len(seen) >= 3 else self.wall_share_start
         return self._wall_share_memo[side]
 
+    def learnt(self) -> dict[str, dict[int, list[float]]]:
+        """What this detector has learnt from the rims it has seen: each side's edge
+        offsets and wall shares (_learn_edge_bias). A copy looking elsewhere (the live
+        page's worker) sends them back for ``adopt``."""
+        return {"edge_bias": {s: list(v) for s, v in self._edge_bias_seen.items()},
+                "wall_share": {s: list(v) for s, v in self._wall_share_seen.items()}}
+
+    def adopt(self, learnt: dict[str, dict[int, list[float]]]) -> None:
+        """Take what a copy of this detector learnt (``learnt()``) in place of its own:
+        the copy started from this one's and has seen every look since."""
+        self._edge_bias_seen = {s: deque(v, maxlen=64) for s, v in learnt["edge_bias"].items()}
+        self._wall_share_seen = {s: deque(v, maxlen=64) for s, v in learnt["wall_share"].items()}
+        self._edge_bias_memo.clear()
+        self._wall_share_memo.clear()
+
     def _wall_learnable(self, side: int) -> bool:
         """Whether this side's rims stand out from the mat enough to learn its wall's
         share from: set-up does not warn about them (calibrate.rim_contrasts; a green rim

@@ -450,6 +450,10 @@ class Pipeline:
         full.hand_view = self.detector.floor  # (not sent back by the worker: the same view)
         if camera is not self.camera:  # the camera was re-posed meanwhile: stale
             return dets
+        if getattr(full, "learnt", None) is not None:
+            # The follows fit rims with what the looks learnt of each side's edge and wall
+            # (they had kept what the looks made here before the worker took over).
+            self.detector.adopt(full.learnt)
         if whole:
             self._last_full = at
             self._accept_whole_look(looked, full.hands)
@@ -822,4 +826,5 @@ def _worker_look(frame: np.ndarray, tokens: bool, windows=None):
     out = _look_whole(_WORKER_DETECTOR, frame, tokens) if windows is None else \
         _look_regions(_WORKER_DETECTOR, frame, windows)
     out.hand_view = None  # the caller has the same view; not pickled back each look
+    out.learnt = _WORKER_DETECTOR.learnt()  # its rims' edge offsets and wall shares, for the follows
     return out
