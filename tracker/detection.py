@@ -2079,11 +2079,11 @@ class TableDetector:
             r_true = np.array(side_sizes[side]) / MM_PER_IN / 2 * S
             bias = self._edge_bias(side)
             ref = self.edge_bias_px if bias is None else bias
+            learn_wall = self._painted(side) and self._wall_learnable(side)
             for i, fit in enumerate(fits):
                 if fit is None or fit[3] < 0.6 or fit[5] is None or fit[5] < 0.5:
                     continue
-                # (The wall's whole width: the share in use may be 0.)
-                if self._painted(side) and self._wall_learnable(side):
+                if learn_wall:  # (the wall's whole width: the share in use may be 0)
                     plane = self.floor if group[i].view < 0 else self.platform_views[group[i].view][1]
                     full = self._wall_px(side, plane.to_world(cx[i:i + 1], cy[i:i + 1]),
                                          plane.z_in - self.config.base_thickness_in, share=1.0)[0]
@@ -2926,10 +2926,7 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         for it in range(6):
             # Kasa circle fit, re-weighted: edge points off the circle (a miniature's
             # outline, another base's rim) lose their say.
-            G = np.matmul(Ft_ * w[:, None, :], F_)
-            sol = np.linalg.solve(G[:, :3, :3] + eye, G[:, :3, 3:])[..., 0]
-            xc, yc = sol[:, 0] / 2, sol[:, 1] / 2
-            R = np.sqrt(np.maximum(sol[:, 2] + xc ** 2 + yc ** 2, 1e-6))
+            xc, yc, R = _kasa(Ft_, F_, w, eye)
             res = np.hypot(px_ - xc[:, None], py_ - yc[:, None]) - R[:, None]
             inl = np.abs(res) < 0.9
             # The weights follow from the inliers alone: once no candidate's inliers
@@ -2967,14 +2964,10 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         # The top's edge points, and the circle through those of them on the rim.
         off = _wall_along(np.asarray(wall, float)[live], cos, sin)
         px, py = px - off * cos[None], py - off * sin[None]
-        w_in = use_l * inl
         Fw = np.stack([px, py, np.ones_like(px), px * px + py * py], axis=2)
-        G = np.matmul(Fw.transpose(0, 2, 1) * w_in[:, None, :], Fw)
-        sol = np.linalg.solve(G[:, :3, :3] + eye, G[:, :3, 3:])[..., 0]
+        xw, yw, Rw = _kasa(Fw.transpose(0, 2, 1), Fw, use_l * inl, eye)
         walled = (off > 0).any(axis=1)  # (a candidate with no wall keeps its fit as it was)
-        xw, yw = sol[:, 0] / 2, sol[:, 1] / 2
-        R_top = np.where(walled, np.sqrt(np.maximum(sol[:, 2] + xw ** 2 + yw ** 2, 1e-6)), R)
-        xc, yc = np.where(walled, xw, xc), np.where(walled, yw, yc)
+        xc, yc, R_top = np.where(walled, xw, xc), np.where(walled, yw, yc), np.where(walled, Rw, R)
     else:
         R_top = R
     if expect_r is not None and expect_weight > 0:
@@ -2994,6 +2987,16 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
             out[i] = (x, y, r, sc, e, None if thin_px is None else th)
     return out
 
+
+
+def _kasa(Ft: np.ndarray, F: np.ndarray, w: np.ndarray, eye: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted Kasa circle fits, one per candidate: ``F`` (N, n, 4) rows (x, y, 1,
+    x^2 + y^2) of its edge points, ``Ft`` their transpose, ``w`` (N, n) the weights;
+    ``eye`` a small ridge. Returns centre x, y and radius, each (N,)."""
+    G = np.matmul(Ft * w[:, None, :], F)
+    sol = np.linalg.solve(G[:, :3, :3] + eye, G[:, :3, 3:])[..., 0]
+    xc, yc = sol[:, 0] / 2, sol[:, 1] / 2
+    return xc, yc, np.sqrt(np.maximum(sol[:, 2] + xc ** 2 + yc ** 2, 1e-6))
 
 
 def _wall_along(wall: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
