@@ -39,9 +39,17 @@ def _warm(img: np.ndarray) -> np.ndarray:
     return np.clip(img.astype(np.float32) * np.array([0.88, 1.0, 1.12], np.float32), 0, 255).astype(np.uint8)
 
 
-def _noise(img: np.ndarray, seed: int) -> np.ndarray:
+def _noise(img: np.ndarray, seed: int, sigma: float = 6.0) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return np.clip(img.astype(np.float32) + rng.normal(0, 6.0, img.shape), 0, 255).astype(np.uint8)
+    return np.clip(img.astype(np.float32) + rng.normal(0, sigma, img.shape), 0, 255).astype(np.uint8)
+
+
+def _chroma_blur(img: np.ndarray, sigma: float = 1.0) -> np.ndarray:
+    """The colour (Cr, Cb) blurred, the brightness kept: a camera or codec with less
+    colour detail than the sets' (their JPEGs already halve it, 4:2:0)."""
+    y, cr, cb = cv2.split(cv2.cvtColor(img, cv2.COLOR_BGR2YCrCb))
+    soft = [cv2.GaussianBlur(c, (0, 0), sigma) for c in (cr, cb)]
+    return cv2.cvtColor(cv2.merge([y, *soft]), cv2.COLOR_YCrCb2BGR)
 
 
 def _jpeg(img: np.ndarray, q: int = 45) -> np.ndarray:
@@ -60,6 +68,13 @@ PERTURBATIONS = {
     "blur": ("soft focus, Gaussian sigma 1.2 px", lambda img, i: cv2.GaussianBlur(img, (0, 0), 1.2)),
     "jpeg70": ("JPEG quality 70", lambda img, i: _jpeg(img, 70)),
     "jpeg": ("JPEG quality 45", lambda img, i: _jpeg(img)),
+    # Nearer the sets' own range (noise 4-6 levels, blur 0.5-0.8 px, JPEG 83-88 at 4:2:0):
+    # how much margin the goals keep for sets a little softer or noisier than these.
+    "noise3": ("sensor noise, sigma 3 levels", lambda img, i: _noise(img, i, 3.0)),
+    "blur06": ("soft focus, Gaussian sigma 0.6 px", lambda img, i: cv2.GaussianBlur(img, (0, 0), 0.6)),
+    "chroma": ("colour detail halved again (Cr, Cb blurred, sigma 1 px)", lambda img, i: _chroma_blur(img)),
+    "jpeg95": ("one more JPEG pass, quality 95 (its 4:2:0 halves the colour detail again)",
+               lambda img, i: _jpeg(img, 95)),
 }
 
 
