@@ -111,4 +111,13 @@ def calibrate_table(image_or_video, camera, game, out):
     if intr is not None:
         msg += f", camera at {np.round(pose.camera_position, 2).tolist()} in"
     click.echo(msg)
+    # How sharp the photo is (the rims want a focused camera): read off the same markers.
+    from calibration.markers import detect_markers
+    from tracker.calibrate import picture_blur_in, picture_warnings
+
+    blur = picture_blur_in(cfg, img, detect_markers(img, cfg.table.dictionary, downscale=1.0))
+    if blur is not None:
+        click.echo(f"picture sharpness: edges blur over sigma {blur[1]:.2f} px ({blur[0]:.3f} in on the table)")
+    for w in picture_warnings(blur):
+        click.echo(f"warning: {w}")
     click.echo(f"wrote {out}")

@@ -328,6 +328,13 @@ def test_cli_calibrate_camera_and_table(tmp_path):
                                             "--out", str(tmp_path / "t.json")])
     assert r.exit_code == 0, r.output
     assert "warning" in r.output and TablePose.from_json(tmp_path / "t.json").homography is not None
+    # The photo's sharpness is told; this set's is not soft, a blurred copy of it is.
+    assert "picture sharpness: edges blur over sigma" in r.output and "the picture is soft" not in r.output
+    soft = tmp_path / "soft.png"
+    cv2.imwrite(str(soft), cv2.GaussianBlur(cv2.imread(str(S1 / "table.jpg")), (0, 0), 1.3))
+    r = runner.invoke(cli_calibrate_table, [str(soft), "--game", str(S1 / "setup.json"), "--out", str(tmp_path / "t2.json")])
+    assert r.exit_code == 0, r.output
+    assert "warning: the picture is soft" in r.output and "focus the camera" in r.output
     r = runner.invoke(cli_calibrate_camera, [str(tmp_path / "nope"), "--out", str(out)])
     assert isinstance(r.exception, UserError)
     r = runner.invoke(cli_calibrate_camera, [str(src), "--board", "hexagons", "--out", str(out)])

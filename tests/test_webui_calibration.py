@@ -53,6 +53,10 @@ def test_calibration_api_reports_health_markers_and_errors(client, app):
     assert c["health"] == pipe.health
     assert c["setup"]["calibration_rms_px"] == pytest.approx(pipe.setup.calibration_rms_px)
     assert c["setup"]["pose_error_px"] == pytest.approx(pipe.setup.pose_error_px)
+    # The bundled footage's picture is sharp enough: its blur is given, and not warned about.
+    assert c["setup"]["picture_blur_in"] == pytest.approx(pipe.setup.blur_in)
+    assert 0 < c["setup"]["picture_blur_in"] < 0.03
+    assert not any(a.startswith("the picture is soft") for a in c["alerts"])
     assert c["pose"]["reprojection_error_px"] >= 0 and len(c["pose"]["camera_position_in"]) == 3
     assert sorted(m["id"] for m in c["markers"]["expected"]) == [0, 1, 2, 3]
     seen = {m["id"] for m in c["markers"]["seen"]}

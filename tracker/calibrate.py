@@ -37,6 +37,9 @@ class TableSetup:
     # Pieces with no tag, found by their footprint on the empty table (type "unknown"
     # until a judge types them; tracker.footprints). They are in ``terrain`` too.
     untagged: tuple[TerrainPiece, ...] = ()
+    # The picture's blur on the table (Gaussian sigma, inches; picture_blur_in), None
+    # when the markers' edges could not be read.
+    blur_in: float | None = None
 
 
 # Below this colour difference (CIE76, 8-bit Lab) between a side's rim paint and the mat,
@@ -74,6 +77,45 @@ def rim_contrast_warnings(config: GameConfig, camera: Any, empty_table: np.ndarr
                  f"want {RIM_CONTRAST_MIN:.0f}+); its fighters may be missed or placed less precisely "
                  f"- paint rims that stand out from the mat"
                  for colour, de in rim_contrasts(config, camera, empty_table).items() if de < RIM_CONTRAST_MIN)
+
+
+# Softer than this (Gaussian sigma, pixels), the picture loses the rims it sees least of.
+# The shared evaluation sets read 0.56-0.83 px and keep 99.7 % recall; 0.6 px more blur
+# (0.77-1.00 px) takes it to 99.4 %, 1.2 px (1.18-1.37) to 98.6 % (benchmarks/robustness.py).
+# Pixels, not inches: rims are found and fitted in pixels, and the Epic sample, 0.047 in
+# at 15 px an inch (0.7 px), keeps 99.75 %.
+SOFT_PICTURE_PX = 0.95
+
+
+def picture_blur_in(config: GameConfig, image: np.ndarray, markers: Any) -> tuple[float, float] | None:
+    """How soft ``image`` is: the blur across its ArUco markers' printed edges
+    (calibration.sharpness.edge_blur_px), as (sigma on the table in inches, sigma in
+    pixels). The table markers' sizes give the pixels an inch there. None when too few
+    edges could be read."""
+    from calibration.sharpness import edge_blur_px
+
+    sizes = {m.id: m.size_in for m in config.table.markers}
+    scale = [float(np.mean([np.hypot(*(c[k] - c[(k + 1) % 4])) for k in range(4)])) / sizes[int(i)]
+             for i, c in zip(markers.ids, markers.corners) if int(i) in sizes]
+    sigma = edge_blur_px(image, markers.corners) if len(markers) else None
+    if sigma is None or not scale:
+        return None
+    return sigma / float(np.median(scale)), sigma
+
+
+def picture_warnings(blur: tuple[float, float] | None) -> tuple[str, ...]:
+    """A warning if the picture (``picture_blur_in``) is softer than SOFT_PICTURE_PX.
+
+    >>> picture_warnings((0.05, 1.4))[0][:30]
+    'the picture is soft: its edges'
+    >>> picture_warnings((0.02, 0.5))
+    ()
+    """
+    if blur is None or blur[1] <= SOFT_PICTURE_PX:
+        return ()
+    return (f"the picture is soft: its edges blur over sigma {blur[1]:.2f} px ({blur[0]:.3f} in on the table; "
+            f"want {SOFT_PICTURE_PX:.2f} px or less); rims half hidden by miniatures may be missed "
+            f"- focus the camera",)
 
 
 def _cache_dir() -> Path:
@@ -148,6 +190,8 @@ def calibrate_folder(folder: str | Path, config: GameConfig, *, progress: bool =
     # Untagged pieces: once per table set-up, from the empty table (or the clip's first
     # frame standing in for it).
     untagged = find_untagged(camera, table_img, config, terrain, list(markers.corners))
+    blur = picture_blur_in(config, table_img, markers)
     return TableSetup(camera=camera, background=table_img if is_empty else None, terrain=terrain + untagged,
                       calibration_rms_px=float(intr.rms_px), pose_error_px=float(pose.reprojection_error_px),
-                      warnings=rim_contrast_warnings(config, camera, table_img), untagged=untagged)
+                      warnings=rim_contrast_warnings(config, camera, table_img) + picture_warnings(blur),
+                      untagged=untagged, blur_in=None if blur is None else blur[0])

@@ -273,6 +273,7 @@ def calibration_state():
         "health": pipe.health,
         "setup": {"calibration_rms_px": setup.calibration_rms_px, "pose_error_px": setup.pose_error_px,
                   "warnings": list(setup.warnings),
+                  "picture_blur_in": getattr(setup, "blur_in", None),
                   "untagged_terrain": [p.id for p in getattr(setup, "untagged", ())]},
         "pose": pose_json(getattr(pipe.camera, "pose", None)),
         "markers": markers,
