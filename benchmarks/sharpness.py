@@ -1,5 +1,5 @@
 """How well set-up reads the picture's blur off the table markers' edges (issue #4;
-calibration.sharpness, tracker.calibrate.picture_blur_in).
+calibration.sharpness, tracker.calibrate.picture_blur).
 
     python benchmarks/sharpness.py
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.eval_sets import SETS  # noqa: E402
 from calibration.markers import detect_markers  # noqa: E402
 from calibration.sharpness import edge_blur_px  # noqa: E402
-from tracker.calibrate import SOFT_PICTURE_PX, picture_blur_in  # noqa: E402
+from tracker.calibrate import SOFT_PICTURE_PX, picture_blur  # noqa: E402
 from tracker.config import GameConfig  # noqa: E402
 
 
@@ -50,7 +50,7 @@ def main() -> int:
         img = cv2.imread(str(folder / "table.jpg"), cv2.IMREAD_COLOR)
         found = detect_markers(img, config.table.dictionary, downscale=1.0)
         rendered = json.loads((folder / "truth.json").read_text())["photometric"]["blur_sigma"]
-        reads = [picture_blur_in(config, cv2.GaussianBlur(img, (0, 0), extra) if extra else img, found)
+        reads = [picture_blur(config, cv2.GaussianBlur(img, (0, 0), extra) if extra else img, found)
                  for extra in (0.0, 0.6, 1.2)]
         base = reads[0][1]
         cols = [f"{r[1]:.2f} ({np.hypot(base, extra):.2f})" for r, extra in zip(reads[1:], (0.6, 1.2))]

@@ -113,9 +113,9 @@ def calibrate_table(image_or_video, camera, game, out):
     click.echo(msg)
     # How sharp the photo is (the rims want a focused camera): read off the same markers.
     from calibration.markers import detect_markers
-    from tracker.calibrate import picture_blur_in, picture_warnings
+    from tracker.calibrate import picture_blur, picture_warnings
 
-    blur = picture_blur_in(cfg, img, detect_markers(img, cfg.table.dictionary, downscale=1.0))
+    blur = picture_blur(cfg, img, detect_markers(img, cfg.table.dictionary, downscale=1.0))
     if blur is not None:
         click.echo(f"picture sharpness: edges blur over sigma {blur[1]:.2f} px ({blur[0]:.3f} in on the table)")
     for w in picture_warnings(blur):

@@ -14,7 +14,7 @@ from evalsets import eval_set, truth
 
 from calibration.markers import detect_markers
 from calibration.sharpness import edge_blur_px
-from tracker.calibrate import SOFT_PICTURE_PX, calibrate_folder, picture_blur_in
+from tracker.calibrate import SOFT_PICTURE_PX, calibrate_folder, picture_blur
 from tracker.config import GameConfig
 
 DEMO = Path(__file__).resolve().parents[1] / "sample_footage" / "warcry-demo"
@@ -100,7 +100,7 @@ def test_a_soft_table_picture_is_warned_about_at_set_up(tmp_path):
     soft = calibrate_folder(soft_dir, config)
     warned = [w for w in soft.warnings if w.startswith("the picture is soft")]
     assert len(warned) == 1 and "focus the camera" in warned[0]
-    blur = picture_blur_in(config, cv2.imread(str(soft_dir / "table.jpg"), cv2.IMREAD_COLOR),
+    blur = picture_blur(config, cv2.imread(str(soft_dir / "table.jpg"), cv2.IMREAD_COLOR),
                            detect_markers(cv2.imread(str(soft_dir / "table.jpg")), config.table.dictionary,
                                           downscale=1.0))
     assert blur[1] > SOFT_PICTURE_PX and soft.blur_in == pytest.approx(blur[0])

@@ -37,7 +37,7 @@ class TableSetup:
     # Pieces with no tag, found by their footprint on the empty table (type "unknown"
     # until a judge types them; tracker.footprints). They are in ``terrain`` too.
     untagged: tuple[TerrainPiece, ...] = ()
-    # The picture's blur on the table (Gaussian sigma, inches; picture_blur_in), None
+    # The picture's blur on the table (Gaussian sigma, inches; picture_blur), None
     # when the markers' edges could not be read.
     blur_in: float | None = None
 
@@ -87,7 +87,7 @@ def rim_contrast_warnings(config: GameConfig, camera: Any, empty_table: np.ndarr
 SOFT_PICTURE_PX = 0.95
 
 
-def picture_blur_in(config: GameConfig, image: np.ndarray, markers: Any) -> tuple[float, float] | None:
+def picture_blur(config: GameConfig, image: np.ndarray, markers: Any) -> tuple[float, float] | None:
     """How soft ``image`` is: the blur across its ArUco markers' printed edges
     (calibration.sharpness.edge_blur_px), as (sigma on the table in inches, sigma in
     pixels). The table markers' sizes give the pixels an inch there. None when too few
@@ -104,7 +104,7 @@ def picture_blur_in(config: GameConfig, image: np.ndarray, markers: Any) -> tupl
 
 
 def picture_warnings(blur: tuple[float, float] | None) -> tuple[str, ...]:
-    """A warning if the picture (``picture_blur_in``) is softer than SOFT_PICTURE_PX.
+    """A warning if the picture (``picture_blur``) is softer than SOFT_PICTURE_PX.
 
     >>> picture_warnings((0.05, 1.4))[0][:30]
     'the picture is soft: its edges'
@@ -190,7 +190,7 @@ def calibrate_folder(folder: str | Path, config: GameConfig, *, progress: bool =
     # Untagged pieces: once per table set-up, from the empty table (or the clip's first
     # frame standing in for it).
     untagged = find_untagged(camera, table_img, config, terrain, list(markers.corners))
-    blur = picture_blur_in(config, table_img, markers)
+    blur = picture_blur(config, table_img, markers)
     return TableSetup(camera=camera, background=table_img if is_empty else None, terrain=terrain + untagged,
                       calibration_rms_px=float(intr.rms_px), pose_error_px=float(pose.reprojection_error_px),
                       warnings=rim_contrast_warnings(config, camera, table_img) + picture_warnings(blur),
