@@ -127,6 +127,9 @@ def test_calibration_page(open_page):
     page.wait_for_function("document.getElementById('pose-err').textContent.includes('px')", timeout=30_000)
     page.wait_for_selector("[data-testid=marker]", timeout=15_000)
     assert page.locator("[data-testid=marker]").count() >= 3
+    # The picture's blur now, read off the markers: the bundled footage's is under the warning.
+    blur = page.inner_text("[data-testid=blur]")
+    assert blur.endswith("in)") and 0 < float(blur.split(" px")[0]) < 0.95
     page.wait_for_function("document.getElementById('markers-img').naturalWidth > 0", timeout=15_000)
     page.click("[data-testid=recalibrate]")
     page.wait_for_function("document.getElementById('recal-msg').textContent.includes('re-calibrated')",

@@ -56,7 +56,8 @@ def test_calibration_api_reports_health_markers_and_errors(client, app):
     # The bundled footage's picture is sharp enough: its blur is given, and not warned about.
     assert c["setup"]["picture_blur_in"] == pytest.approx(pipe.setup.blur_in)
     assert 0 < c["setup"]["picture_blur_in"] < 0.03
-    assert not any(a.startswith("the picture is soft") for a in c["alerts"])
+    assert 0 < c["markers"]["picture_blur_px"] < 0.95  # (the frame's own, read off its markers)
+    assert not any("soft" in a for a in c["alerts"])
     assert c["pose"]["reprojection_error_px"] >= 0 and len(c["pose"]["camera_position_in"]) == 3
     assert sorted(m["id"] for m in c["markers"]["expected"]) == [0, 1, 2, 3]
     seen = {m["id"] for m in c["markers"]["seen"]}
@@ -144,3 +145,31 @@ def test_calibration_without_player_is_503(footage, tmp_path):
     assert c.get("/api/calibration").status_code == 503
     assert c.post("/api/calibration/table", json={}).status_code == 503
     assert c.get("/calibration/table-markers.png?dpi=100").status_code == 200  # sheets need no camera
+
+
+def test_a_picture_gone_soft_since_set_up_is_alerted(calibrated, footage, tmp_path):
+    """Set up on the sharp empty table, then fed the same clip's frames out of focus
+    (Gaussian sigma 1.3 px, as an autofocus wandering mid-game): the calibration API reads
+    the blur off the table markers in the frame and alerts. (The sharp footage does not:
+    the first test.)"""
+    from tracker.sources import open_source
+
+    frames = tmp_path / "soft" / "frames"
+    frames.mkdir(parents=True)
+    with open_source(footage) as src:
+        for index, _, frame in src:
+            cv2.imwrite(str(frames / f"{index:06d}.png"), cv2.GaussianBlur(frame, (0, 0), 1.3))
+            if index >= 5:
+                break
+    app = create_app({"SOURCE": str(tmp_path / "soft"), "FOOTAGE": str(footage), "PIPELINE": calibrated.fresh(),
+                      "DATABASE": str(tmp_path / "c.sqlite"), "JUDGE_TOKEN": None})
+    try:
+        assert get_player(app).wait_first(60) is not None
+        r = app.test_client().get("/api/calibration")
+        assert r.status_code == 200, r.get_json()
+        c = r.get_json()
+        assert c["markers"]["picture_blur_px"] > 0.95
+        soft = [a for a in c["alerts"] if a.startswith("the picture has gone soft since set-up")]
+        assert len(soft) == 1 and "focus the camera" in soft[0]
+    finally:
+        stop_player(app)

@@ -41,6 +41,8 @@ import cv2
 import numpy as np
 from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
 
+from tracker.calibrate import SOFT_PICTURE_PX, picture_blur
+
 from . import get_player
 from .api import json_body, jsonable, the_latest, the_player
 from .errors import ApiError
@@ -208,11 +210,16 @@ def marker_report(player, latest) -> dict[str, Any]:
         res_all.extend(r.tolist())
         seen.append({"id": i, "residual_px": round(float(np.sqrt((r ** 2).mean())), 3),
                      "corners_px": (c * latest.scale).round(1).tolist()})
+    # How soft this frame is, read off the same markers' printed edges: a camera's
+    # autofocus can wander during a game, after set-up found the picture sharp.
+    blur = picture_blur(pipe.config, latest.result.frame, det)
     got = {"expected": [{"id": m.id, "centre_in": list(m.centre_in), "size_in": m.size_in,
                          "corners_px": (expected_uv[k] * latest.scale).round(1).tolist()}
                         for k, m in enumerate(table.markers)],
            "seen": seen, "missing": [i for i in ids if i not in found],
-           "residual_px": round(float(np.sqrt(np.mean(np.square(res_all)))), 3) if res_all else None}
+           "residual_px": round(float(np.sqrt(np.mean(np.square(res_all)))), 3) if res_all else None,
+           "picture_blur_px": None if blur is None else round(blur[1], 3),
+           "picture_blur_in": None if blur is None else round(blur[0], 4)}
     latest.cache["calib-markers"] = got
     return got
 
@@ -268,6 +275,11 @@ def calibration_state():
         alerts.append(f"the table markers are {markers['residual_px']:.1f} px from where the calibration expects them: "
                       f"if the camera moved, re-run table calibration")
     alerts.extend(setup.warnings)
+    soft_now = markers["picture_blur_px"] is not None and markers["picture_blur_px"] > SOFT_PICTURE_PX
+    if soft_now and not any(w.startswith("the picture is soft") for w in setup.warnings):
+        alerts.append(f"the picture has gone soft since set-up: its edges blur over sigma "
+                      f"{markers['picture_blur_px']:.2f} px now (want {SOFT_PICTURE_PX:.2f} or less); "
+                      f"rims half hidden by miniatures may be missed - focus the camera")
     return jsonify(jsonable({
         "frame_index": latest.result.index,
         "health": pipe.health,

@@ -19,6 +19,8 @@
       $("calib-rms").textContent = px(c.setup.calibration_rms_px);
       $("pose-err").textContent = c.pose ? px(c.pose.reprojection_error_px) : "–";
       $("residual").textContent = px(c.residual_px);
+      const b = c.markers.picture_blur_px;
+      $("blur").textContent = b == null ? "–" : `${b.toFixed(2)} px (${c.markers.picture_blur_in.toFixed(3)} in)`;
       $("markers-used").textContent = c.pose ? `${c.pose.markers_used.join(", ")} / ${c.pose.markers_missing.join(", ") || "none"}` : "–";
       $("cam-pos").textContent = c.pose ? c.pose.camera_position_in.map((v) => v.toFixed(2)).join(", ") : "–";
       $("markers").innerHTML = c.markers.seen.map((m) => `<li data-testid="marker">marker ${m.id}: ${m.residual_px.toFixed(2)} px</li>`).join("") +
