@@ -29,7 +29,10 @@ from tracker.calibrate import SOFT_PICTURE_PX, picture_blur  # noqa: E402
 from tracker.config import GameConfig  # noqa: E402
 
 
-def drawn_marker(sigma: float, k: int = 8) -> np.ndarray:
+def drawn_marker(sigma: float, seed: int = 0, k: int = 8) -> np.ndarray:
+    """A printed ArUco marker on white paper, turned 17 deg, drawn at ``k`` x, blurred by
+    ``sigma`` (final pixels), averaged down to 1x (each pixel integrates its area, as a
+    sensor's does) and given sensor noise of 3 levels."""
     paper = np.full((160 * k, 200 * k), 230, np.uint8)
     marker = cv2.aruco.generateImageMarker(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_100), 3, 48 * k)
     paper[50 * k:98 * k, 70 * k:118 * k] = np.where(marker > 127, 230, 25).astype(np.uint8)
@@ -37,7 +40,7 @@ def drawn_marker(sigma: float, k: int = 8) -> np.ndarray:
     paper = cv2.warpAffine(paper, turn, paper.shape[::-1], flags=cv2.INTER_LINEAR, borderValue=230)
     img = cv2.resize(cv2.GaussianBlur(paper, (0, 0), sigma * k), None, fx=1 / k, fy=1 / k,
                      interpolation=cv2.INTER_AREA).astype(np.float32)
-    img += np.random.default_rng(0).normal(0, 3, img.shape)
+    img += np.random.default_rng(seed).normal(0, 3, img.shape)
     return cv2.cvtColor(np.clip(img, 0, 255).astype(np.uint8), cv2.COLOR_GRAY2BGR)
 
 

@@ -99,9 +99,13 @@ def calibrate_table(image_or_video, camera, game, out):
     if camera:
         intr = Intrinsics.from_json(camera)
         intr.check_image_size((img.shape[1], img.shape[0]))
+    # Found once, full resolution (as estimate_table_pose would): the pose and the
+    # picture's sharpness below both read them.
+    from calibration.markers import detect_markers
+    markers = detect_markers(img, cfg.table.dictionary, refine=True, downscale=1.0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        pose = estimate_table_pose(img, intr, cfg.table, terrain=None)
+        pose = estimate_table_pose(img, intr, cfg.table, terrain=None, detections=markers)
     for w in caught:
         click.echo(f"warning: {w.message}")
     pose.to_json(out)
@@ -112,10 +116,9 @@ def calibrate_table(image_or_video, camera, game, out):
         msg += f", camera at {np.round(pose.camera_position, 2).tolist()} in"
     click.echo(msg)
     # How sharp the photo is (the rims want a focused camera): read off the same markers.
-    from calibration.markers import detect_markers
     from tracker.calibrate import picture_blur, picture_warnings
 
-    blur = picture_blur(cfg, img, detect_markers(img, cfg.table.dictionary, downscale=1.0))
+    blur = picture_blur(cfg, img, markers)
     if blur is not None:
         click.echo(f"picture sharpness: edges blur over sigma {blur[1]:.2f} px ({blur[0]:.3f} in on the table)")
     for w in picture_warnings(blur):

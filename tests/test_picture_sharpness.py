@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import cv2
@@ -17,23 +18,10 @@ from calibration.sharpness import edge_blur_px
 from tracker.calibrate import SOFT_PICTURE_PX, calibrate_folder, picture_blur
 from tracker.config import GameConfig
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.sharpness import drawn_marker as _drawn_marker  # noqa: E402
+
 DEMO = Path(__file__).resolve().parents[1] / "sample_footage" / "warcry-demo"
-
-
-def _drawn_marker(sigma: float, seed: int = 0) -> np.ndarray:
-    """A printed ArUco marker on white paper, turned 17 deg, drawn at 8x, blurred by
-    ``sigma`` (final pixels), averaged down to 1x (each pixel integrates its area, as
-    a sensor's does) and given sensor noise of 3 levels."""
-    k = 8
-    paper = np.full((160 * k, 200 * k), 230, np.uint8)
-    marker = cv2.aruco.generateImageMarker(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_100), 3, 48 * k)
-    paper[50 * k:98 * k, 70 * k:118 * k] = np.where(marker > 127, 230, 25).astype(np.uint8)
-    turn = cv2.getRotationMatrix2D((94 * k, 74 * k), 17, 1.0)
-    paper = cv2.warpAffine(paper, turn, paper.shape[::-1], flags=cv2.INTER_LINEAR, borderValue=230)
-    paper = cv2.GaussianBlur(paper, (0, 0), sigma * k)
-    img = cv2.resize(paper, None, fx=1 / k, fy=1 / k, interpolation=cv2.INTER_AREA).astype(np.float32)
-    img += np.random.default_rng(seed).normal(0, 3, img.shape)
-    return cv2.cvtColor(np.clip(img, 0, 255).astype(np.uint8), cv2.COLOR_GRAY2BGR)
 
 
 @pytest.mark.parametrize("sigma", [0.5, 1.0, 1.5])
