@@ -121,10 +121,15 @@
   }
 
   let tick = 0;
+  // sgen: bumped when a round is ended or a game begun, so a state asked for before that
+  // (its control panel still the old round's) does not paint over the newer answer.
+  let sgen = 0;
   async function poll() {
     if (tick++ % 2 === 0) refreshFighterStates();  // not awaited: in parallel with /api/state
     try {
+      const g = sgen;
       const s = await api("GET", "/api/state");
+      if (g !== sgen) return;  // (finally: the next poll)
       last = s;
       sides = {};
       for (const sd of s.sides) sides[sd.index] = sd;
@@ -159,6 +164,7 @@
     try {
       const body = last ? {battle_round: last.battle_round} : {};
       const r = await api("POST", "/api/round/end", body);
+      sgen++;
       renderControl(r.control, last ? last.projected_control : null);
       renderRulings(r.rulings, $("round-rulings"));
       msg.textContent = `Round ${r.ended_round} ended` + (r.game_over ? " — game over." : `; now round ${r.battle_round}.`) +
@@ -178,7 +184,7 @@
 
   $("new-game").addEventListener("click", async () => {
     if (!confirm("Start a new game? The rulings so far stay in the log.")) return;
-    try { await api("POST", "/api/game/new", {}); $("round-rulings").innerHTML = ""; refreshLog(); refreshCorrections(); }
+    try { await api("POST", "/api/game/new", {}); sgen++; $("round-rulings").innerHTML = ""; refreshLog(); refreshCorrections(); }
     catch (e) { $("end-round-msg").textContent = e.message; }
   });
 
