@@ -267,8 +267,17 @@ def test_full_looks_on_the_worker_thread_join_the_frames_followed_meanwhile(cali
     assert pipe._pending is not None
     pipe.set_camera(pipe.camera)
     assert pipe._pending is None
+    worker = pipe.start_worker()  # (the re-pose stopped the last)
+    assert worker.wait_ready(120.0)
+    processes = list(worker._pool._processes.values())
     pipe.close()
-    assert pipe._worker is None
+    assert pipe._worker is None and processes and not any(p.is_alive() for p in processes)
+    # Closed (the server stopping): a look still asked for (a frame in flight) is made at
+    # once; no new worker is started that nothing would stop.
+    pipe._look(frames[-1], len(frames) + 1)
+    assert pipe._worker is None and pipe._pending is None and pipe.look == "full"
+    with pytest.raises(RuntimeError, match="closed"):
+        pipe.start_worker()
 
 
 def test_unchanged_in_tells_which_boxes_changed_since_an_earlier_frame(clip):

@@ -209,7 +209,17 @@ def test_ctrl_c_or_sigterm_stops_the_server_cleanly(tmp_path, how):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    time.sleep(2.0)  # (an orphaned worker checks for its parent once a second)
+    # None of its processes is left a few seconds on: an orphaned worker checks for its
+    # server once a second, and multiprocessing's resource tracker ends when the last
+    # process holding its pipe has.
+    deadline = time.monotonic() + 6.0
+    while True:
+        left = subprocess.run(["ps", "-o", "pid=,ppid=,stat=,args=", "-g", str(proc.pid)],
+                              capture_output=True, text=True).stdout.strip()
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.25)
+    time.sleep(0.5)  # (anything a process printed on its way out is in the log)
     text = log.read_text()
     assert "Traceback" not in text and "Warning" not in text, text[-3000:]
-    assert not subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert not left, f"left behind:\n{left}\nlog:\n{text[-2000:]}"

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import threading
 import time
@@ -136,6 +137,10 @@ class Pipeline:
         # follow (tens of ms), never for a full look (hundreds).
         self.background = background
         self._worker = None
+        # Taken to start or stop the worker: a player's frame may be starting one as the
+        # server, stopping, closes the pipeline; after close() none is started.
+        self._worker_lock = threading.Lock()
+        self._closed = False
         self._pending = None  # (future, source index, gate change, camera) of the look running
         self.background_looks = 0  # full looks merged from the worker
         # Tests: no worker thread, each background look made at once and held back this
@@ -275,10 +280,12 @@ class Pipeline:
         changed is still to be looked at."""
         self.look = "full"
         tracks = self.tracker.tracks
-        if self.background and tracks and self.look_delay_frames is None:
-            self.start_worker()  # after the first look, which it then knows of
-        warming = self._worker is not None and not self._worker.ready and self._pending is None
-        if not self.background or warming or (not tracks and self._last_full < 0 and self._pending is None):
+        worker = self._worker
+        if self.background and tracks and self.look_delay_frames is None and not self._closed:
+            worker = self.start_worker()  # after the first look, which it then knows of
+        warming = worker is not None and not worker.ready and self._pending is None
+        no_worker = worker is None and self.look_delay_frames is None  # none yet, or closed
+        if not self.background or warming or no_worker or (not tracks and self._last_full < 0 and self._pending is None):
             # (Until the worker is ready, looks are made at once, as without one.)
             dets = _look_whole(self.detector, frame, tokens)
             self._last_full, self._last_full_processed = index, self._processed
@@ -304,7 +311,7 @@ class Pipeline:
                     _look_regions(self.detector, frame, windows)
                 future = _HeldLook(made, self, self._processed + self.look_delay_frames)
             else:
-                future = self._worker.submit(frame, True, windows)
+                future = worker.submit(frame, True, windows)
             self._pending = (future, index, change, self.camera, self._probe_gate.small(frame), windows is None, looked)
             self._last_full_processed = self._processed  # paced from when it was asked for
         self.look = "follow"
@@ -426,9 +433,12 @@ class Pipeline:
         """The background looks' worker process, started if it is not running. It warms up
         on a thread of its own (starting it, a new interpreter with the detector sent over,
         takes ~0.7 s and would hold up a frame); until it is ready looks are made at once."""
-        if self._worker is None:
-            self._worker = LookWorker(self.detector)
-        return self._worker
+        with self._worker_lock:
+            if self._closed:
+                raise RuntimeError("the pipeline is closed: no worker is started for it")
+            if self._worker is None:
+                self._worker = LookWorker(self.detector)
+            return self._worker
 
     def _join_look(self, dets: "Detections", frame: np.ndarray, index: int) -> "Detections":
         """A background look that has ended joins this frame: its bases that this frame's
@@ -526,9 +536,10 @@ class Pipeline:
         terrain), and the worker's copy of it with it (a new one is started when needed).
         ``wait``: until the worker process has ended (not on the frame path)."""
         self._pending = None
-        if self._worker is not None:
-            self._worker.shutdown(wait)
-            self._worker = None
+        with self._worker_lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait)
 
     def set_camera(self, camera) -> None:
         """Use a new camera pose (a bump re-posed, or a judge's re-run)."""
@@ -545,7 +556,9 @@ class Pipeline:
         """Stop the background worker (a pipeline replaced, the server stopping), and wait
         for it: left to end as the interpreter exits, its pool's wake-up pipe could be
         closed under the exit hook that writes to it (a traceback on the way out, now
-        and then, after Ctrl+C)."""
+        and then, after Ctrl+C). Looks asked for afterwards are made at once."""
+        with self._worker_lock:
+            self._closed = True
         self.quiesce(wait=True)
 
     def _pose_due(self, index: int) -> bool:
@@ -724,7 +737,7 @@ class LookWorker:
         # while this one goes on looking with (and changing) the detector.
         self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
                                          initializer=_worker_start,
-                                         initargs=(pickle.dumps(detector, pickle.HIGHEST_PROTOCOL),))
+                                         initargs=(pickle.dumps(detector, pickle.HIGHEST_PROTOCOL), os.getpid()))
         # The process starts on the first task: a warm-up task on a thread of its own, so
         # that no frame waits for it (``ready`` once it has run).
         self._ready = threading.Event()
@@ -756,9 +769,8 @@ class LookWorker:
 _WORKER_DETECTOR = None  # the worker process's detector (LookWorker)
 
 
-def _worker_start(detector_pickled: bytes) -> None:
+def _worker_start(detector_pickled: bytes, server_pid: int) -> None:
     global _WORKER_DETECTOR
-    import os
     import signal
 
     import cv2
@@ -775,10 +787,12 @@ def _worker_start(detector_pickled: bytes) -> None:
     except OSError:
         pass
     _WORKER_DETECTOR = pickle.loads(detector_pickled)
-    parent = os.getppid()
 
     def orphaned() -> None:  # the server killed outright: do not linger
-        while os.getppid() == parent:
+        # The server's pid as it gave it, not os.getppid() read here: a server gone while
+        # this process was still starting had left it already adopted (by init), and the
+        # worker then waited for that one to end, for ever.
+        while os.getppid() == server_pid:
             time.sleep(1.0)
         os._exit(0)
 
