@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import functools
 import time
+import warnings
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -1113,7 +1114,7 @@ class TableDetector:
             fits = _fit_rims(np.stack(profs), rho, cos, sin, np.array([g[3] for g in group], float),
                              np.array([g[4] for g in group], float), thin_px=0.2 * S, expect_r=expect,
                              expect_weight=self.radius_prior_weight, expect_min_score=self.min_coverage,
-                             wall=wall)
+                             wall=wall, mat_floor=self._mat_floor([fighters[i][3] for i, *_ in group]))
             for (i, _, (c0, r0), _, _), fit in zip(group, fits):
                 if fit is None:
                     continue
@@ -1213,6 +1214,13 @@ class TableDetector:
         w = shares * self.config.base_thickness_in / np.maximum(C[2] - np.asarray(z, float), 1.0) * self.px_per_in
         # World +y is up the view (row 0 the far edge): the row's sign flips.
         return np.column_stack([to_nadir[:, 0] * w, -to_nadir[:, 1] * w])
+
+    def _mat_floor(self, sides) -> np.ndarray | None:
+        """Per candidate, whether its rim's edge is read above the mat's own evidence
+        (_ray_edges): for sides set-up warns are near the mat's colour."""
+        if not self._rim_warned:
+            return None
+        return np.array([int(s) in self._rim_warned for s in sides], bool)
 
     def _painted(self, side: int) -> bool:
         """Whether this side's config says its bases' side walls carry the rim colour
@@ -1968,7 +1976,7 @@ class TableDetector:
             wall = self._wall_px(side, plane.to_world(cx, cy), plane.z_in - self.config.base_thickness_in)
             fits = _fit_rims(prof, rho2, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expected[side],
                              expect_weight=self.radius_prior_weight, expect_min_score=least,
-                             start_r=start, valid_m=valid, wall=wall)
+                             start_r=start, valid_m=valid, wall=wall, mat_floor=self._mat_floor([side] * len(cx)))
             k = 0
             for r, (mm, group) in zip(rhos, sized):
                 n = len(group)
@@ -2107,7 +2115,7 @@ class TableDetector:
                 start = np.full(len(group), self._edge_radius(side, mm))
                 fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=self._expected_edges(side),
                                  expect_weight=self.radius_prior_weight, expect_min_score=self._min_score(mm),
-                                 start_r=start, wall=wall)
+                                 start_r=start, wall=wall, mat_floor=self._mat_floor([side] * len(cx)))
             fitted += [(c, fit) for c, fit in zip(group, fits) if fit is not None]
         return fitted
 
@@ -2803,7 +2811,7 @@ def _fit_rim_at(ev: np.ndarray, cx: float, cy: float, r_from: float, r_to: float
 
 
 def _fit_rims_at(ev: np.ndarray, cx: np.ndarray, cy: np.ndarray, r_from: float, r_to: float, n_rays: int = 96,
-                 thin_px: float | None = None) -> list[tuple | None]:
+                 thin_px: float | None = None, mat_floor: bool = False) -> list[tuple | None]:
     """_fit_rim_at for several centres at once (one remap, one _fit_rims)."""
     ang = np.linspace(0, 2 * np.pi, n_rays, endpoint=False)
     cos, sin = np.cos(ang), np.sin(ang)
@@ -2814,10 +2822,11 @@ def _fit_rims_at(ev: np.ndarray, cx: np.ndarray, cy: np.ndarray, r_from: float, 
     Y = (cy[:, None, None] + rho[None, None, :] * sin[None, :, None]).astype(np.float32)
     prof = cv2.remap(ev, X.reshape(-1, len(rho)), Y.reshape(-1, len(rho)), cv2.INTER_LINEAR,
                      borderMode=cv2.BORDER_CONSTANT, borderValue=0).reshape(len(cx), n_rays, len(rho))
-    return _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=thin_px)
+    return _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=thin_px, mat_floor=np.full(len(cx), mat_floor))
 
 
-def _ray_edges(prof: np.ndarray, rho: np.ndarray, valid_m: np.ndarray | None = None):
+def _ray_edges(prof: np.ndarray, rho: np.ndarray, valid_m: np.ndarray | None = None,
+               mat_floor: np.ndarray | None = None):
     """The rim's outer edge on each ray (prof[c, i, j]: candidate c, ray i, radius rho[j]):
     where the evidence, past its peak, first falls below half the peak (sub-sample), if
     the peak is real and the evidence stays low just beyond (a rim, not a blob's ragged
@@ -2855,13 +2864,44 @@ def _ray_edges(prof: np.ndarray, rho: np.ndarray, valid_m: np.ndarray | None = N
             + frac * (rho[:, 1] - rho[:, 0])[:, None]
     else:
         r_edge = rho[j0] + frac * (rho[1] - rho[0])
+    if mat_floor is not None and np.any(mat_floor):
+        r_edge = np.where(np.asarray(mat_floor, bool)[:, None] & use,
+                          _edges_above_mat(prof, rho, flat, row, j1, peak, valid_m), r_edge)
     return r_edge, use, j1, peak
+
+
+def _edges_above_mat(prof, rho, flat, row, j1, peak, valid_m):
+    """The edge half-way between each ray's peak and the mat's evidence just beyond its
+    half-peak edge (samples 2-9 past it, median; at most 0.4 of the peak)."""
+    m = prof.shape[2]
+    idx = np.minimum(j1[..., None] + np.arange(2, 10), m - 1)
+    beyond = flat[row[..., None] + idx]
+    if valid_m is None:
+        floor = np.median(beyond, axis=-1)
+    else:  # (samples past a ray's end are padding, not mat)
+        beyond = np.where(idx < np.asarray(valid_m)[:, None, None], beyond, np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a ray ending at its edge: no mat seen
+            floor = np.nan_to_num(np.nanmedian(beyond, axis=-1))
+    thr = 0.5 * (peak + np.clip(floor, 0, 0.4 * peak))
+    jpk = prof.argmax(axis=2)
+    below = (prof < thr[..., None]) & (np.arange(m) > jpk[..., None])
+    jn = below.argmax(axis=2)
+    jn = np.where(below.reshape(-1)[row + jn], jn, j1)
+    j0 = np.maximum(jn - 1, 0)
+    a, b = flat[row + j0], flat[row + jn]
+    frac = np.clip((a - thr) / np.maximum(a - b, 1e-6), 0, 1)
+    if rho.ndim == 2:
+        return np.take_along_axis(rho, j0.reshape(len(rho), -1), axis=1).reshape(j0.shape) \
+            + frac * (rho[:, 1] - rho[:, 0])[:, None]
+    return rho[j0] + frac * (rho[1] - rho[0])
 
 
 def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: np.ndarray, cy: np.ndarray,
               thin_px: float | None = None, expect_r: np.ndarray | None = None, expect_weight: float = 0.0,
               expect_min_score: float | np.ndarray = 0.0, start_r: np.ndarray | None = None,
-              valid_m: np.ndarray | None = None, wall: np.ndarray | None = None) -> list[tuple | None]:
+              valid_m: np.ndarray | None = None, wall: np.ndarray | None = None,
+              mat_floor: np.ndarray | None = None) -> list[tuple | None]:
     """_fit_rim for many candidates at once: prof[c, i, j] is candidate c's evidence on
     ray i at radius rho[j]. Same edge rule, same re-weighted circle fit, same score;
     one pass of array arithmetic instead of a Python loop per candidate.
@@ -2891,7 +2931,7 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
     N, n, m = prof.shape
     if N == 0:
         return []
-    r_edge, use, j1, peak = _ray_edges(prof, rho, valid_m)
+    r_edge, use, j1, peak = _ray_edges(prof, rho, valid_m, mat_floor)
     out: list[tuple | None] = [None] * N
     live = np.flatnonzero(use.sum(axis=1) >= 12)
     if not len(live):
