@@ -53,6 +53,7 @@ class PoseTracker:
         self.polish = polish
         self.roi_margin_px = roi_margin_px
         self.full_frame_searches = 0
+        self.last_detections: MarkerDetections | None = None
         self._candidate: list[TablePose] = []
         self._reposed_at: int | None = None
         self._frame = -1
@@ -118,6 +119,7 @@ class PoseTracker:
                 self.intrinsics.check_image_size((frame.shape[1], frame.shape[0]))
             detections = self._detect(frame)
         det = detections.subset(self.table_ids)
+        self.last_detections = det  # (the pipeline reads the picture's sharpness off them)
         ids = [i for i in self.table_ids if det.get(i) is not None]
 
         if self.pose is None:  # first pose: needs 3 markers

@@ -37,11 +37,21 @@ def edge_blur_px(image: np.ndarray, corners: np.ndarray, min_step: float = 40.0)
     sigma 1.5 px the ends of the profile are still on the blur's slope, and the reading
     falls short (a true 2.0 reads 1.8).
     """
-    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    # Only the markers' surroundings are converted (a whole 1080p frame took 5 ms of the
+    # 7 a marker's reading cost): profiles reach 4 px out, the crop 6 px.
+    corners = np.asarray(corners, np.float32).reshape(-1, 4, 2)
+    if not len(corners):
+        return None
+    h, w = image.shape[:2]
+    x0, y0 = np.maximum(np.floor(corners.reshape(-1, 2).min(axis=0)) - 6, 0).astype(int)
+    x1, y1 = np.minimum(np.ceil(corners.reshape(-1, 2).max(axis=0)) + 7, (w, h)).astype(int)
+    crop = image[y0:y1, x0:x1]
+    corners = corners - np.array([x0, y0], np.float32)
+    gray = crop if crop.ndim == 2 else cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
     gray = gray.astype(np.float32)
     u = np.arange(-4.0, 4.0 + 1e-6, 0.25, dtype=np.float32)  # across the edge, outward
     widths = []
-    for quad in np.asarray(corners, np.float32).reshape(-1, 4, 2):
+    for quad in corners:
         centre = quad.mean(axis=0)
         for k in range(4):
             p0, p1 = quad[k], quad[(k + 1) % 4]

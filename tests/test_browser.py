@@ -30,6 +30,11 @@ def test_overlay_page_plays_and_ends_a_round(open_page, tmp_path):
     else:
         pytest.fail("the video element showed the same picture for 20 s")
 
+    # the status bar says the picture is sharp, once two table markers have been read
+    page.wait_for_function("document.querySelector('[data-testid=picture]').textContent !== '–'", timeout=30_000)
+    assert page.inner_text("[data-testid=picture]") == "sharp"
+    assert "σ" in page.get_attribute("[data-testid=picture]", "title")
+
     # before any round is ended the control panel is empty; the fighters list is filled
     assert page.locator("[data-testid=control-row]").count() == 0
     assert page.locator("#fighters li").count() > 0

@@ -92,3 +92,28 @@ def test_a_soft_table_picture_is_warned_about_at_set_up(tmp_path):
                            detect_markers(cv2.imread(str(soft_dir / "table.jpg")), config.table.dictionary,
                                           downscale=1.0))
     assert blur[1] > SOFT_PICTURE_PX and soft.blur_in == pytest.approx(blur[0])
+
+
+def test_the_pipeline_reads_the_pictures_blur_as_the_game_goes_on():
+    """The live pipeline reads the blur off one table marker at a time, a second or more
+    apart: on the bundled clip as recorded it reads sharp, on the same frames out of focus
+    (Gaussian sigma 1.3 px, an autofocus wandering mid-game) soft; each within 3 s of
+    play. A fresh pipeline (a recorded game starting again on loop) keeps the readings."""
+    from tracker.pipeline import Pipeline
+    from tracker.sources import open_source
+
+    base = Pipeline.from_footage(DEMO)
+    for sigma in (0.0, 1.3):
+        pipe = base.fresh()
+        assert pipe.picture_blur is None
+        with open_source(DEMO) as src:
+            for index, t, frame in src:
+                if sigma:
+                    frame = cv2.GaussianBlur(frame, (0, 0), sigma)
+                pipe.process(frame, index, t)
+                if index >= 3 * pipe.fps:
+                    break
+        blur = pipe.picture_blur
+        assert blur is not None and len(pipe._blur_read) >= 2
+        assert (blur[1] > SOFT_PICTURE_PX) == bool(sigma), blur
+        assert pipe.fresh().picture_blur == blur

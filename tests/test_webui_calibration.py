@@ -4,6 +4,7 @@ the printable sheets: true size at their DPI (found again by OpenCV's own detect
 from __future__ import annotations
 
 import struct
+import time
 import zlib
 
 import cv2
@@ -58,6 +59,11 @@ def test_calibration_api_reports_health_markers_and_errors(client, app):
     assert 0 < c["setup"]["picture_blur_in"] < 0.03
     assert 0 < c["markers"]["picture_blur_px"] < 0.95  # (the frame's own, read off its markers)
     assert not any("soft" in a for a in c["alerts"])
+    # ... and the overlay's state says so too, once the player has read two markers.
+    deadline = time.monotonic() + 60
+    while (pic := client.get("/api/state").get_json()["picture"])["blur_px"] is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert 0 < pic["blur_px"] < 0.95 and 0 < pic["blur_in"] < 0.05 and pic["soft"] is False
     assert c["pose"]["reprojection_error_px"] >= 0 and len(c["pose"]["camera_position_in"]) == 3
     assert sorted(m["id"] for m in c["markers"]["expected"]) == [0, 1, 2, 3]
     seen = {m["id"] for m in c["markers"]["seen"]}
@@ -159,7 +165,7 @@ def test_a_picture_gone_soft_since_set_up_is_alerted(calibrated, footage, tmp_pa
     with open_source(footage) as src:
         for index, _, frame in src:
             cv2.imwrite(str(frames / f"{index:06d}.png"), cv2.GaussianBlur(frame, (0, 0), 1.3))
-            if index >= 5:
+            if index >= 40:  # (the player reads a marker's blur a second or more apart)
                 break
     app = create_app({"SOURCE": str(tmp_path / "soft"), "FOOTAGE": str(footage), "PIPELINE": calibrated.fresh(),
                       "DATABASE": str(tmp_path / "c.sqlite"), "JUDGE_TOKEN": None})
@@ -171,5 +177,15 @@ def test_a_picture_gone_soft_since_set_up_is_alerted(calibrated, footage, tmp_pa
         assert c["markers"]["picture_blur_px"] > 0.95
         soft = [a for a in c["alerts"] if a.startswith("the picture has gone soft since set-up")]
         assert len(soft) == 1 and "focus the camera" in soft[0]
+        # The overlay's state reads it as the game goes on, and a round's rulings carry it.
+        client = app.test_client()
+        deadline = time.monotonic() + 60
+        while not (pic := client.get("/api/state").get_json()["picture"])["soft"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert pic["soft"] is True and pic["blur_px"] > 0.95
+        end = client.post("/api/round/end", json={})
+        assert end.status_code == 201, end.get_json()
+        soft = [w for w in end.get_json()["warnings"] if w.startswith("the picture is soft now")]
+        assert len(soft) == 1 and "focus the camera" in soft[0] and "\n" not in soft[0]
     finally:
         stop_player(app)

@@ -129,6 +129,12 @@ class Pipeline:
         self._usual_change = None  # the gate's change, for a frame taken the usual way
         self._usual_accept = None  # ... and the cells it looked at (None: all)
         self._last_pose = -10**9  # source index of the last pose check
+        # How soft the picture is, read off one table marker at a time at pose checks a
+        # second or more apart (~5 ms each; all of them at once cost 18 ms at 1080p): an
+        # autofocus that wanders mid-game loses rims as a soft set-up does.
+        self._blur_read: dict[int, tuple[int, float, float]] = {}  # marker id: (index, sigma in, sigma px)
+        self._last_blur = -10**9
+        self._blur_turn = -1  # the table marker read last
         self._state: WorldState | None = None
         self._gate_ms = 0.0
         # background=True (the live player): a full look runs in a worker process while
@@ -234,9 +240,13 @@ class Pipeline:
                                                   (float(t.xyz[0]), float(t.xyz[1])))))
 
     def fresh(self) -> "Pipeline":
-        """A pipeline for the same table and calibration with no tracking history."""
-        return Pipeline(self.config, self.setup, fps=self.fps, full_every=self.full_every, gate=self.gate is not None,
-                        background=self.background)
+        """A pipeline for the same table and calibration with no tracking history. It
+        keeps the picture's sharpness readings: they are the camera's, not the game's (a
+        recorded game played on loop starts again on a fresh pipeline)."""
+        new = Pipeline(self.config, self.setup, fps=self.fps, full_every=self.full_every, gate=self.gate is not None,
+                       background=self.background)
+        new._blur_read, new._last_blur = dict(self._blur_read), self._last_blur
+        return new
 
     @classmethod
     def from_footage(cls, folder: str | Path, *, progress: bool = False) -> "Pipeline":
@@ -581,6 +591,36 @@ class Pipeline:
             self.health = status.health
             if status.changed and status.camera is not None and index > 0:
                 self.set_camera(status.camera)
+            if status.health == "ok" and not self._hands_now and abs(index - self._last_blur) >= self.fps:
+                self._read_blur(frame, index)
+
+    def _read_blur(self, frame: np.ndarray, index: int) -> None:
+        """Read the blur off the next table marker in turn (see ``picture_blur``)."""
+        from .calibrate import picture_blur
+
+        det = self.pose_tracker.last_detections
+        if det is None or not len(det):
+            return
+        if any(v[0] > index for v in self._blur_read.values()):
+            self._blur_read.clear()  # the source started again (a camera reconnected)
+        self._last_blur = index
+        ids = sorted(int(i) for i in det.ids)
+        mid = self._blur_turn = next((i for i in ids if i > self._blur_turn), ids[0])
+        blur = picture_blur(self.config, frame, det.subset([mid]))
+        if blur is not None:
+            self._blur_read[mid] = (index, *blur)
+
+    @property
+    def picture_blur(self) -> tuple[float, float] | None:
+        """How soft the picture is now: (sigma on the table in inches, sigma in pixels),
+        the median of the table markers' latest readings over the ten seconds before the
+        newest; None until two markers have been read."""
+        read = list(self._blur_read.values())
+        now = max([self._index] + [v[0] for v in read])  # (a fresh pipeline has seen no frame yet)
+        recent = [v for v in read if 0 <= now - v[0] <= 10 * self.fps]
+        if len(recent) < 2:
+            return None
+        return float(np.median([v[1] for v in recent])), float(np.median([v[2] for v in recent]))
 
     def _gated(self, frame: np.ndarray, index: int) -> "Detections | None":
         """The change gate: this frame's detections worked out from what changed since

@@ -50,6 +50,7 @@ import numpy as np
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 
 from tracker.annotate import LAYERS, colour_hex
+from tracker.calibrate import SOFT_PICTURE_PX
 
 from . import get_player
 from .auth import token_required
@@ -192,6 +193,35 @@ def sides_json() -> list[dict[str, Any]]:
 
 
 # -- routes --------------------------------------------------------------------------
+def picture_json(player) -> dict:
+    """How soft the live picture is (``Pipeline.picture_blur``, read off the table markers
+    as the game goes on), and whether it is softer than set-up accepts."""
+    blur = player.pipeline.picture_blur
+    return {"blur_px": None if blur is None else round(blur[1], 3),
+            "blur_in": None if blur is None else round(blur[0], 4),
+            "soft": blur is not None and blur[1] > SOFT_PICTURE_PX}
+
+
+def round_warnings(st, player) -> list[str]:
+    """What a judge should check before trusting a round's rulings made on ``st``: hands
+    over the table, the calibration's health, a picture gone soft (an autofocus
+    wandering) and fighters counted where they were last seen."""
+    warnings = []
+    if st.hands_over_table:
+        warnings.append("hands were over the table in this frame: check the picture")
+    if st.calibration_health != "ok":
+        warnings.append(f"calibration health is '{st.calibration_health}': measurements may be off")
+    pic = picture_json(player)
+    if pic["soft"]:
+        warnings.append(f"the picture is soft now (its edges blur over sigma {pic['blur_px']:.2f} px, want "
+                        f"{SOFT_PICTURE_PX:.2f} or less): rims half hidden by miniatures may be missed "
+                        f"- focus the camera")
+    occluded = [f.id for f in st.fighters if f.occluded]
+    if occluded:
+        warnings.append(f"hidden fighters counted at their last seen position: {', '.join(occluded)}")
+    return warnings
+
+
 @bp.get("/state")
 def state():
     player = the_player()
@@ -219,6 +249,7 @@ def state():
         "projected_control": projected,
         "calibration_health": st.calibration_health,
         "hands_over_table": st.hands_over_table,
+        "picture": picture_json(player),
         "fps": {"source": round(player.fps_source, 2), "processing": round(player.processing_fps, 2),
                 "processed": player.processed, "dropped": player.dropped, "errors": player.errors},
         "timings_ms": jsonable(r.timings_ms),
@@ -265,15 +296,7 @@ def end_round():
     row = store_round(db, game, rnd, latest, previous, control, rulings, state_json, snapshot)
     player.set_control(control)
     body = ruling_json(row)
-    warnings = []
-    if st.hands_over_table:
-        warnings.append("hands were over the table in this frame: check the picture")
-    if st.calibration_health != "ok":
-        warnings.append(f"calibration health is '{st.calibration_health}': measurements may be off")
-    occluded = [f.id for f in st.fighters if f.occluded]
-    if occluded:
-        warnings.append(f"hidden fighters counted at their last seen position: {', '.join(occluded)}")
-    body.update({"ruling_id": row["id"], "ended_round": rnd, "warnings": warnings,
+    body.update({"ruling_id": row["id"], "ended_round": rnd, "warnings": round_warnings(st, player),
                  "battle_round": rnd if rnd >= max_rounds else rnd + 1, "game_over": rnd >= max_rounds})
     return jsonify(body), 201
 

@@ -29,8 +29,8 @@ from typing import Any
 
 from flask import Blueprint, jsonify
 
-from .api import (int_arg, json_body, jsonable, round_to_end, ruling_json, sides_json, store_round, the_latest,
-                  the_player, this_game)
+from .api import (int_arg, json_body, jsonable, round_to_end, round_warnings, ruling_json, sides_json, store_round,
+                  the_latest, the_player, this_game)
 from .db import control_of, get_db, now_iso
 from .errors import ApiError
 
@@ -171,7 +171,7 @@ def end_rally():
     body = ruling_json(row)
     body.update({"ruling_id": row["id"], "ended_round": rnd, "ledger": ledger,
                  "battle_round": rnd if rnd >= max_rounds else rnd + 1, "game_over": rnd >= max_rounds,
-                 "warnings": ["hands were over the table in this frame: check the picture"] if st.hands_over_table else []})
+                 "warnings": round_warnings(st, player)})
     return jsonify(body), 201
 
 

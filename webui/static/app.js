@@ -87,6 +87,11 @@
     const hands = $("st-hands");
     hands.textContent = s.hands_over_table ? "over the table" : "clear";
     hands.className = s.hands_over_table ? "warn" : "";
+    const pic = $("st-picture");
+    const blur = s.picture && s.picture.blur_px;
+    pic.textContent = blur == null ? "–" : (s.picture.soft ? `soft (σ ${blur.toFixed(2)} px): focus the camera` : "sharp");
+    pic.title = blur == null ? "" : `edges blur over σ ${blur.toFixed(2)} px (${s.picture.blur_in.toFixed(3)} in on the table)`;
+    pic.className = s.picture && s.picture.soft ? "warn" : "";
     $("st-error").textContent = s.source.error ? `⚠ ${s.source.error}` : "";
   }
   function renderRulings(list, target) {
