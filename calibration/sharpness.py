@@ -37,8 +37,9 @@ def edge_blur_px(image: np.ndarray, corners: np.ndarray, min_step: float = 40.0)
     sigma 1.5 px the ends of the profile are still on the blur's slope, and the reading
     falls short (a true 2.0 reads 1.8).
     """
-    # Only the markers' surroundings are converted (a whole 1080p frame took 5 ms of the
-    # 7 a marker's reading cost): profiles reach 4 px out, the crop 6 px.
+    # Only the markers' surroundings are converted (profiles reach 4 px out, the crop 6),
+    # and every profile is read in one remap and judged at once: a marker's reading at
+    # 1080p 4.5 -> 0.7 ms, the same to 1e-7 px, for the live pipeline's readings.
     corners = np.asarray(corners, np.float32).reshape(-1, 4, 2)
     if not len(corners):
         return None
@@ -50,7 +51,7 @@ def edge_blur_px(image: np.ndarray, corners: np.ndarray, min_step: float = 40.0)
     gray = crop if crop.ndim == 2 else cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
     gray = gray.astype(np.float32)
     u = np.arange(-4.0, 4.0 + 1e-6, 0.25, dtype=np.float32)  # across the edge, outward
-    widths = []
+    lines = []
     for quad in corners:
         centre = quad.mean(axis=0)
         for k in range(4):
@@ -65,26 +66,39 @@ def edge_blur_px(image: np.ndarray, corners: np.ndarray, min_step: float = 40.0)
                 n = -n  # outward: from the black border to the paper
             s = np.linspace(0.2, 0.8, 9, dtype=np.float32)
             base = p0[None] + (s * length)[:, None] * t[None]
-            pts = base[:, None, :] + u[None, :, None] * n[None, None, :]
-            prof = cv2.remap(gray, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-            for row in prof:
-                lo, hi = float(row[:3].mean()), float(row[-3:].mean())
-                if hi - lo < min_step:
-                    continue
-                level = (row - lo) / (hi - lo)
-                # Rising through 20 % and 80 % once each: the first sample past each.
-                a, b = np.flatnonzero(level >= 0.2), np.flatnonzero(level >= 0.8)
-                if not len(a) or not len(b) or np.any(level[a[0]:] < 0.2) or np.any(level[b[0]:] < 0.8):
-                    continue
-                widths.append(_crossing(u, level, b[0], 0.8) - _crossing(u, level, a[0], 0.2))
-    if len(widths) < 8:
+            lines.append(base[:, None, :] + u[None, :, None] * n[None, None, :])
+    if not lines:
         return None
-    return float(np.median(widths)) / RISE_20_80_PER_SIGMA
+    pts = np.concatenate(lines)  # (profiles, samples, 2), all read in one remap
+    prof = cv2.remap(gray, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    lo, hi = prof[:, :3].mean(axis=1), prof[:, -3:].mean(axis=1)
+    step = hi - lo
+    counts = step >= min_step
+    level = (prof - lo[:, None]) / np.where(counts, step, 1.0)[:, None]
+    # Rising through 20 % and 80 % once each: the first sample past each, never back under.
+    j20, once20 = _first_past(level, 0.2)
+    j80, once80 = _first_past(level, 0.8)
+    counts &= once20 & once80
+    widths = _crossing(u, level, j80, 0.8) - _crossing(u, level, j20, 0.2)
+    if counts.sum() < 8:
+        return None
+    return float(np.median(widths[counts])) / RISE_20_80_PER_SIGMA
 
 
-def _crossing(u: np.ndarray, level: np.ndarray, j: int, at: float) -> float:
-    """Where ``level`` rises through ``at`` between samples j - 1 and j (linear)."""
-    if j == 0:
-        return float(u[0])
-    a, b = float(level[j - 1]), float(level[j])
-    return float(u[j - 1] + (at - a) / max(b - a, 1e-6) * (u[j] - u[j - 1]))
+def _first_past(level: np.ndarray, at: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per profile (row): the first sample at or over ``at``, and whether there is one
+    and no later sample falls back under it."""
+    over = level >= at
+    j = over.argmax(axis=1)
+    after = np.arange(level.shape[1])[None, :] >= j[:, None]
+    return j, over.any(axis=1) & ~(after & ~over).any(axis=1)
+
+
+def _crossing(u: np.ndarray, level: np.ndarray, j: np.ndarray, at: float) -> np.ndarray:
+    """Per profile, where ``level`` rises through ``at`` between samples j - 1 and j
+    (linear); u[0] where j is 0."""
+    rows = np.arange(len(level))
+    i = np.maximum(j - 1, 0)
+    a, b = level[rows, i], level[rows, j]
+    x = u[i] + (at - a) / np.maximum(b - a, 1e-6) * (u[j] - u[i])
+    return np.where(j == 0, u[0], x)
