@@ -709,6 +709,12 @@ class TableDetector:
         self.inner_rim_share = 0.7  # see _ranks
         self.inner_rim_margin_in = 0.15  # how far such an inner circle may stick out of the outer (_ranks)
         self.radius_prior_weight = 16.0  # a size's expected radius counts as this many edge points
+        # ... but not for a side set-up warns is close to the mat's colour: its edge lies
+        # further out the further from the nadir (0.6 px near it, 2 px 14 in out on our
+        # renders; the colour's own blur), so the offset learnt from its whole rims is
+        # wrong for most of its crescents. Our renders 0.0301 -> 0.0241 in; the shared
+        # sets, whose one warned side keeps its offset better, 0.0248 -> 0.0251.
+        self.warned_prior_weight = 0.0
         # How much of a painted side wall's apparent width reads as rim, per side, learnt
         # from its whole rims (_wall_px, _learn_edge_bias); until three are seen, none.
         self.wall_share_start = 0.0
@@ -1113,7 +1119,8 @@ class TableDetector:
                                  [fighters[i][2] for i, *_ in group])
             fits = _fit_rims(np.stack(profs), rho, cos, sin, np.array([g[3] for g in group], float),
                              np.array([g[4] for g in group], float), thin_px=0.2 * S, expect_r=expect,
-                             expect_weight=self.radius_prior_weight, expect_min_score=self.min_coverage,
+                             expect_weight=self._prior_weight([fighters[i][3] for i, *_ in group]),
+                             expect_min_score=self.min_coverage,
                              wall=wall, mat_floor=self._mat_floor([fighters[i][3] for i, *_ in group]))
             for (i, _, (c0, r0), _, _), fit in zip(group, fits):
                 if fit is None:
@@ -1214,6 +1221,13 @@ class TableDetector:
         w = shares * self.config.base_thickness_in / np.maximum(C[2] - np.asarray(z, float), 1.0) * self.px_per_in
         # World +y is up the view (row 0 the far edge): the row's sign flips.
         return np.column_stack([to_nadir[:, 0] * w, -to_nadir[:, 1] * w])
+
+    def _prior_weight(self, sides) -> np.ndarray:
+        """Per candidate, how many edge points its size's expected radius counts as in
+        the fit of its centre (``radius_prior_weight``; ``warned_prior_weight`` for a side
+        set-up warns is close to the mat's colour)."""
+        return np.array([self.warned_prior_weight if int(s) in self._rim_warned else self.radius_prior_weight
+                         for s in sides], float)
 
     def _mat_floor(self, sides) -> np.ndarray | None:
         """Per candidate, whether its rim's edge is read above the mat's own evidence
@@ -1975,7 +1989,7 @@ class TableDetector:
             plane = self.floor if view < 0 else self.platform_views[view][1]
             wall = self._wall_px(side, plane.to_world(cx, cy), plane.z_in - self.config.base_thickness_in)
             fits = _fit_rims(prof, rho2, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expected[side],
-                             expect_weight=self.radius_prior_weight, expect_min_score=least,
+                             expect_weight=self._prior_weight([side])[0], expect_min_score=least,
                              start_r=start, valid_m=valid, wall=wall, mat_floor=self._mat_floor([side] * len(cx)))
             k = 0
             for r, (mm, group) in zip(rhos, sized):
@@ -2110,11 +2124,11 @@ class TableDetector:
                 new.add(side)
         fitted = []
         for side, group, prof, rho, cx, cy, fits, wall in rays:
-            if side in new and self.radius_prior_weight > 0:
+            if side in new and self._prior_weight([side])[0] > 0:
                 mm = group[0].base_mm
                 start = np.full(len(group), self._edge_radius(side, mm))
                 fits = _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=self._expected_edges(side),
-                                 expect_weight=self.radius_prior_weight, expect_min_score=self._min_score(mm),
+                                 expect_weight=self._prior_weight([side])[0], expect_min_score=self._min_score(mm),
                                  start_r=start, wall=wall, mat_floor=self._mat_floor([side] * len(cx)))
             fitted += [(c, fit) for c, fit in zip(group, fits) if fit is not None]
         return fitted
@@ -3010,14 +3024,15 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
         xc, yc, R_top = np.where(walled, xw, xc), np.where(walled, yw, yc), np.where(walled, Rw, R)
     else:
         R_top = R
-    if expect_r is not None and expect_weight > 0:
+    lam = np.broadcast_to(np.asarray(expect_weight, float), (N,))[live]
+    if expect_r is not None and np.any(lam > 0):
         choices = np.broadcast_to(np.asarray(expect_r, float), (N, np.shape(expect_r)[-1]))[live]
         near = np.take_along_axis(choices, np.argmin(np.abs(np.nan_to_num(choices, nan=1e9) - R[:, None]), axis=1)[:, None],
                                   axis=1)[:, 0]
         least = np.broadcast_to(np.asarray(expect_min_score, float), (N,))[live]
-        sel = np.isfinite(near) & (score >= least) & (n_in >= 10)
+        sel = np.isfinite(near) & (score >= least) & (n_in >= 10) & (lam > 0)
         if sel.any():
-            xc, yc = _centre_with_radius(px[sel], py[sel], use_l[sel], xc, yc, R_top, near[sel], expect_weight, sel,
+            xc, yc = _centre_with_radius(px[sel], py[sel], use_l[sel], xc, yc, R_top, near[sel], lam[sel], sel,
                                          inl[sel])
     # (Whole arrays to Python floats at once: the same values, fewer conversions.)
     cols = zip(live.tolist(), xc.tolist(), yc.tolist(), R.tolist(), score.tolist(), rms.tolist(), thin.tolist(),
