@@ -2912,8 +2912,8 @@ def _edges_above_mat(prof, rho, flat, row, j1, peak, valid_m):
 
 
 def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: np.ndarray, cy: np.ndarray,
-              thin_px: float | None = None, expect_r: np.ndarray | None = None, expect_weight: float = 0.0,
-              expect_min_score: float | np.ndarray = 0.0, start_r: np.ndarray | None = None,
+              thin_px: float | None = None, expect_r: np.ndarray | None = None,
+              expect_weight: float | np.ndarray = 0.0, expect_min_score: float | np.ndarray = 0.0, start_r: np.ndarray | None = None,
               valid_m: np.ndarray | None = None, wall: np.ndarray | None = None,
               mat_floor: np.ndarray | None = None) -> list[tuple | None]:
     """_fit_rim for many candidates at once: prof[c, i, j] is candidate c's evidence on
@@ -2941,7 +2941,11 @@ def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarra
     top: the same edge points, each taken in by the wall's component along its ray where
     it points the wall's way. Which points lie on the rim, the score and the radius stay
     the edge's as seen: the wall moves where a base is, not whether it is one (taken
-    off before the fit, it let arcs of paper tokens close a white 60 mm "rim")."""
+    off before the fit, it let arcs of paper tokens close a white 60 mm "rim").
+
+    ``expect_weight`` may be one per candidate (0: its centre is the free fit's), and
+    ``mat_floor`` ((N,) bool) says whose edges are read above the mat's evidence
+    (_ray_edges)."""
     N, n, m = prof.shape
     if N == 0:
         return []
