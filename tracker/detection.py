@@ -2913,8 +2913,8 @@ def _edges_above_mat(prof, rho, flat, row, j1, peak, valid_m):
 
 def _fit_rims(prof: np.ndarray, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray, cx: np.ndarray, cy: np.ndarray,
               thin_px: float | None = None, expect_r: np.ndarray | None = None,
-              expect_weight: float | np.ndarray = 0.0, expect_min_score: float | np.ndarray = 0.0, start_r: np.ndarray | None = None,
-              valid_m: np.ndarray | None = None, wall: np.ndarray | None = None,
+              expect_weight: float | np.ndarray = 0.0, expect_min_score: float | np.ndarray = 0.0,
+              start_r: np.ndarray | None = None, valid_m: np.ndarray | None = None, wall: np.ndarray | None = None,
               mat_floor: np.ndarray | None = None) -> list[tuple | None]:
     """_fit_rim for many candidates at once: prof[c, i, j] is candidate c's evidence on
     ray i at radius rho[j]. Same edge rule, same re-weighted circle fit, same score;
