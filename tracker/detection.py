@@ -712,7 +712,7 @@ class TableDetector:
         # ... but not for a side set-up warns is close to the mat's colour: its edge lies
         # further out the further from the nadir (0.6 px near it, 2 px 14 in out on our
         # renders; the colour's own blur), so the offset learnt from its whole rims is
-        # wrong for most of its crescents. Our renders 0.0301 -> 0.0241 in; the shared
+        # wrong for most of its crescents. Our renders 0.0301 -> 0.0275 in; the shared
         # sets, whose one warned side keeps its offset better, 0.0248 -> 0.0251.
         self.warned_prior_weight = 0.0
         # How much of a painted side wall's apparent width reads as rim, per side, learnt
@@ -1117,19 +1117,35 @@ class TableDetector:
             # Each fighter's painted wall, if its side's bases have one (zero where not).
             wall = self._wall_px([fighters[i][3] for i, *_ in group], [fighters[i][:2] for i, *_ in group],
                                  [fighters[i][2] for i, *_ in group])
-            fits = _fit_rims(np.stack(profs), rho, cos, sin, np.array([g[3] for g in group], float),
-                             np.array([g[4] for g in group], float), thin_px=0.2 * S, expect_r=expect,
-                             expect_weight=self._prior_weight([fighters[i][3] for i, *_ in group]),
-                             expect_min_score=self.min_coverage,
-                             wall=wall, mat_floor=self._mat_floor([fighters[i][3] for i, *_ in group]))
-            for (i, _, (c0, r0), _, _), fit in zip(group, fits):
-                if fit is None:
+            sides = [fighters[i][3] for i, *_ in group]
+            fit_args = (np.stack(profs), rho, cos, sin, np.array([g[3] for g in group], float),
+                        np.array([g[4] for g in group], float))
+            fit_kw = dict(thin_px=0.2 * S, expect_r=expect, expect_weight=self._prior_weight(sides),
+                          expect_min_score=self.min_coverage, wall=wall, mat_floor=self._mat_floor(sides))
+            fits = _fit_rims(*fit_args, **fit_kw)
+
+            def refused(k, fit):
+                mm = fighters[group[k][0]][4]
+                return fit is None or fit[3] < self.min_coverage or \
+                    abs(fit[2] - mm / MM_PER_IN / 2 * S - self.edge_bias_px) > 2.0
+
+            # A fighter of a side set-up warns about is fitted from its own arc (no radius
+            # borrowed); its free fit, started from all its edge points, can settle on a
+            # circle 6 px too large through a neighbour's edges and be refused (our unpaced
+            # render's green 32 mm base: then looked for again every frame, 20 regional
+            # looks in a row). Refused, it is fitted again from the edge points round its
+            # own circle too (_fit_rims ``start_r``).
+            again = [k for k, fit in enumerate(fits) if int(sides[k]) in self._rim_warned and refused(k, fit)]
+            if again:
+                start = np.full(len(group), np.nan)
+                start[again] = [self._edge_radius(sides[k], fighters[group[k][0]][4]) for k in again]
+                refits = _fit_rims(*fit_args, start_r=start, **fit_kw)
+                fits = [refits[k] if k in again else fit for k, fit in enumerate(fits)]
+            for k, ((i, _, (c0, r0), _, _), fit) in enumerate(zip(group, fits)):
+                if refused(k, fit):
                     continue
                 x, y, z, side, mm = fighters[i][:5]
-                r = mm / MM_PER_IN / 2 * S
                 cx, cy, rad, score, _, _ = fit
-                if score < self.min_coverage or abs(rad - r - self.edge_bias_px) > 2.0:
-                    continue
                 view = self._view_at(x, y, z)[1]
                 xy = view.to_world(np.array([cx + c0]), np.array([cy + r0]))[0]
                 # A jump, or a centre inside another known fighter's base, is a neighbour's
@@ -2888,15 +2904,9 @@ def _edges_above_mat(prof, rho, flat, row, j1, peak, valid_m):
     """The edge half-way between each ray's peak and the mat's evidence just beyond its
     half-peak edge (samples 2-9 past it, median; at most 0.4 of the peak)."""
     m = prof.shape[2]
-    idx = np.minimum(j1[..., None] + np.arange(2, 10), m - 1)
-    beyond = flat[row[..., None] + idx]
-    if valid_m is None:
-        floor = np.median(beyond, axis=-1)
-    else:  # (samples past a ray's end are padding, not mat)
-        beyond = np.where(idx < np.asarray(valid_m)[:, None, None], beyond, np.nan)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a ray ending at its edge: no mat seen
-            floor = np.nan_to_num(np.nanmedian(beyond, axis=-1))
+    last = m - 1 if valid_m is None else np.asarray(valid_m)[:, None, None] - 1  # (past a ray's end: padding)
+    idx = np.minimum(j1[..., None] + np.arange(2, 10), last)
+    floor = np.median(flat[row[..., None] + idx], axis=-1)
     thr = 0.5 * (peak + np.clip(floor, 0, 0.4 * peak))
     jpk = prof.argmax(axis=2)
     below = (prof < thr[..., None]) & (np.arange(m) > jpk[..., None])
