@@ -439,13 +439,14 @@ class Pipeline:
                                          max_share=self.regional_max)
         return self._region_map
 
-    def start_worker(self) -> "LookWorker":
+    def start_worker(self) -> "LookWorker | None":
         """The background looks' worker process, started if it is not running. It warms up
         on a thread of its own (starting it, a new interpreter with the detector sent over,
-        takes ~0.7 s and would hold up a frame); until it is ready looks are made at once."""
+        takes ~0.7 s and would hold up a frame); until it is ready looks are made at once.
+        None once the pipeline is closed."""
         with self._worker_lock:
             if self._closed:
-                raise RuntimeError("the pipeline is closed: no worker is started for it")
+                return None  # (the server stopping: looks are made at once, see _look)
             if self._worker is None:
                 self._worker = LookWorker(self.detector)
             return self._worker
