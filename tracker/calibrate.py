@@ -103,8 +103,9 @@ def picture_blur(config: GameConfig, image: np.ndarray, markers: Any) -> tuple[f
     return sigma / float(np.median(scale)), sigma
 
 
-def picture_warnings(blur: tuple[float, float] | None) -> tuple[str, ...]:
-    """A warning if the picture (``picture_blur``) is softer than SOFT_PICTURE_PX.
+def picture_warnings(blur: tuple[float, float] | None, lead: str = "the picture is soft") -> tuple[str, ...]:
+    """A warning if the picture (``picture_blur``) is softer than SOFT_PICTURE_PX,
+    starting with ``lead`` (set-up's; the calibration page's and a round's say when).
 
     >>> picture_warnings((0.05, 1.4))[0][:30]
     'the picture is soft: its edges'
@@ -113,7 +114,7 @@ def picture_warnings(blur: tuple[float, float] | None) -> tuple[str, ...]:
     """
     if blur is None or blur[1] <= SOFT_PICTURE_PX:
         return ()
-    return (f"the picture is soft: its edges blur over sigma {blur[1]:.2f} px ({blur[0]:.3f} in on the table; "
+    return (f"{lead}: its edges blur over sigma {blur[1]:.2f} px ({blur[0]:.3f} in on the table; "
             f"want {SOFT_PICTURE_PX:.2f} px or less); rims half hidden by miniatures may be missed "
             f"- focus the camera",)
 

@@ -1135,7 +1135,8 @@ class TableDetector:
             # render's green 32 mm base: then looked for again every frame, 20 regional
             # looks in a row). Refused, it is fitted again from the edge points round its
             # own circle too (_fit_rims ``start_r``).
-            again = [k for k, fit in enumerate(fits) if int(sides[k]) in self._rim_warned and refused(k, fit)]
+            warned = self._warned(sides)
+            again = [k for k, fit in enumerate(fits) if warned[k] and refused(k, fit)]
             if again:
                 start = np.full(len(group), np.nan)
                 start[again] = [self._edge_radius(sides[k], fighters[group[k][0]][4]) for k in again]
@@ -1238,19 +1239,20 @@ class TableDetector:
         # World +y is up the view (row 0 the far edge): the row's sign flips.
         return np.column_stack([to_nadir[:, 0] * w, -to_nadir[:, 1] * w])
 
+    def _warned(self, sides) -> np.ndarray:
+        """Per candidate, whether set-up warns its side's rims are close to the mat's
+        colour: its edges are read above the mat's own evidence (_ray_edges ``mat_floor``)
+        and its centre fitted with ``warned_prior_weight``."""
+        return np.array([int(s) in self._rim_warned for s in sides], bool)
+
     def _prior_weight(self, sides) -> np.ndarray:
         """Per candidate, how many edge points its size's expected radius counts as in
-        the fit of its centre (``radius_prior_weight``; ``warned_prior_weight`` for a side
-        set-up warns is close to the mat's colour)."""
-        return np.array([self.warned_prior_weight if int(s) in self._rim_warned else self.radius_prior_weight
-                         for s in sides], float)
+        the fit of its centre."""
+        return np.where(self._warned(sides), self.warned_prior_weight, self.radius_prior_weight)
 
     def _mat_floor(self, sides) -> np.ndarray | None:
-        """Per candidate, whether its rim's edge is read above the mat's own evidence
-        (_ray_edges): for sides set-up warns are near the mat's colour."""
-        if not self._rim_warned:
-            return None
-        return np.array([int(s) in self._rim_warned for s in sides], bool)
+        """_warned, or None when no side is (nothing to do)."""
+        return self._warned(sides) if self._rim_warned else None
 
     def _painted(self, side: int) -> bool:
         """Whether this side's config says its bases' side walls carry the rim colour
@@ -2885,15 +2887,7 @@ def _ray_edges(prof: np.ndarray, rho: np.ndarray, valid_m: np.ndarray | None = N
     at = row + np.minimum(j1 + np.arange(4)[:, None, None], m - 1)
     tail_at = np.maximum(flat[at].max(axis=0), 0)
     use = has & (tail_at < 0.6 * peak) & (j1 > 0)
-    j0 = np.maximum(j1 - 1, 0)
-    a = flat[row + j0]
-    b = flat[row + j1]
-    frac = np.clip((a - half) / np.maximum(a - b, 1e-6), 0, 1)
-    if rho.ndim == 2:
-        r_edge = np.take_along_axis(rho, j0.reshape(len(rho), -1), axis=1).reshape(j0.shape) \
-            + frac * (rho[:, 1] - rho[:, 0])[:, None]
-    else:
-        r_edge = rho[j0] + frac * (rho[1] - rho[0])
+    r_edge = _falls_through(flat, row, rho, j1, half)
     if mat_floor is not None and np.any(mat_floor):
         r_edge = np.where(np.asarray(mat_floor, bool)[:, None] & use,
                           _edges_above_mat(prof, rho, flat, row, j1, peak, valid_m), r_edge)
@@ -2912,9 +2906,17 @@ def _edges_above_mat(prof, rho, flat, row, j1, peak, valid_m):
     below = (prof < thr[..., None]) & (np.arange(m) > jpk[..., None])
     jn = below.argmax(axis=2)
     jn = np.where(below.reshape(-1)[row + jn], jn, j1)
-    j0 = np.maximum(jn - 1, 0)
-    a, b = flat[row + j0], flat[row + jn]
-    frac = np.clip((a - thr) / np.maximum(a - b, 1e-6), 0, 1)
+    return _falls_through(flat, row, rho, jn, thr)
+
+
+def _falls_through(flat, row, rho, j, level):
+    """The radius (sub-sample) at which each ray's evidence falls through ``level``
+    between samples j - 1 and j (``flat``/``row``: the profiles flattened, each ray's
+    first index; ``rho`` (m,) or per candidate (N, m))."""
+    j0 = np.maximum(j - 1, 0)
+    a = flat[row + j0]
+    b = flat[row + j]
+    frac = np.clip((a - level) / np.maximum(a - b, 1e-6), 0, 1)
     if rho.ndim == 2:
         return np.take_along_axis(rho, j0.reshape(len(rho), -1), axis=1).reshape(j0.shape) \
             + frac * (rho[:, 1] - rho[:, 0])[:, None]

@@ -50,7 +50,7 @@ import numpy as np
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 
 from tracker.annotate import LAYERS, colour_hex
-from tracker.calibrate import SOFT_PICTURE_PX
+from tracker.calibrate import SOFT_PICTURE_PX, picture_warnings
 
 from . import get_player
 from .auth import token_required
@@ -211,11 +211,7 @@ def round_warnings(st, player) -> list[str]:
         warnings.append("hands were over the table in this frame: check the picture")
     if st.calibration_health != "ok":
         warnings.append(f"calibration health is '{st.calibration_health}': measurements may be off")
-    pic = picture_json(player)
-    if pic["soft"]:
-        warnings.append(f"the picture is soft now (its edges blur over sigma {pic['blur_px']:.2f} px, want "
-                        f"{SOFT_PICTURE_PX:.2f} or less): rims half hidden by miniatures may be missed "
-                        f"- focus the camera")
+    warnings.extend(picture_warnings(player.pipeline.picture_blur, lead="the picture is soft now"))
     occluded = [f.id for f in st.fighters if f.occluded]
     if occluded:
         warnings.append(f"hidden fighters counted at their last seen position: {', '.join(occluded)}")

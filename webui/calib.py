@@ -41,7 +41,7 @@ import cv2
 import numpy as np
 from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
 
-from tracker.calibrate import SOFT_PICTURE_PX, picture_blur
+from tracker.calibrate import picture_blur, picture_warnings
 
 from . import get_player
 from .api import json_body, jsonable, the_latest, the_player
@@ -275,11 +275,9 @@ def calibration_state():
         alerts.append(f"the table markers are {markers['residual_px']:.1f} px from where the calibration expects them: "
                       f"if the camera moved, re-run table calibration")
     alerts.extend(setup.warnings)
-    soft_now = markers["picture_blur_px"] is not None and markers["picture_blur_px"] > SOFT_PICTURE_PX
-    if soft_now and not any(w.startswith("the picture is soft") for w in setup.warnings):
-        alerts.append(f"the picture has gone soft since set-up: its edges blur over sigma "
-                      f"{markers['picture_blur_px']:.2f} px now (want {SOFT_PICTURE_PX:.2f} or less); "
-                      f"rims half hidden by miniatures may be missed - focus the camera")
+    if markers["picture_blur_px"] is not None and not any(w.startswith("the picture is soft") for w in setup.warnings):
+        alerts.extend(picture_warnings((markers["picture_blur_in"], markers["picture_blur_px"]),
+                                       lead="the picture has gone soft since set-up"))
     return jsonify(jsonable({
         "frame_index": latest.result.index,
         "health": pipe.health,
