@@ -117,3 +117,52 @@ def test_edges_layer_draws_platform_open_edges_at_their_height(scene):
     d = np.min(np.hypot(xs[:, None] - top[None, :, 0], ys[:, None] - top[None, :, 1]), axis=1)
     assert np.mean(d < 80) > 0.2
     assert not np.any(np.all(ann.annotate(black, state, {}, layers=set()) == np.array(OPEN_EDGE_BGR, np.uint8), axis=2))
+
+
+def test_open_edges_follow_the_terrain_when_it_moves(scene):
+    """The open edges are worked out once per terrain and kept: a piece moved (a judge
+    re-typing or a re-pose) is drawn where it now is, and back again."""
+    from tracker.annotate import OPEN_EDGE_BGR
+
+    pipe, result = scene
+    state = result.state
+    ann = Annotator(pipe.camera, pipe.config)
+    black = np.zeros_like(result.frame)
+
+    def orange(st):
+        return np.all(ann.annotate(black, st, {}, layers={"edges"}) == np.array(OPEN_EDGE_BGR, np.uint8), axis=2)
+
+    before = orange(state)
+    moved = tuple(replace(p, footprint=tuple((x + 3.0, y) for x, y in p.footprint),
+                          parts=tuple(replace(q, footprint=tuple((x + 3.0, y) for x, y in q.footprint))
+                                      for q in p.parts))
+                  for p in state.terrain)
+    after = orange(replace(state, terrain=moved))
+    assert before.sum() > 100 and after.sum() > 100
+    cols = lambda m: np.nonzero(m)[1].mean()  # noqa: E731
+    assert cols(after) - cols(before) > 20  # 3" to the right: some 40 px at 720p
+    assert np.array_equal(orange(state), before)
+
+
+def test_a_faded_fighter_is_blended_as_a_whole_frame_blend_would(scene):
+    """Occluded fighters are faded in a box round their outline only: the pixels are
+    those of the whole frame copied, drawn and blended, here with the fighter moved
+    half off the picture's edge too."""
+    import cv2
+
+    pipe, result = scene
+    f = result.state.fighters[0]
+    ann = Annotator(pipe.camera, pipe.config)
+    frame = result.frame
+    centre = pipe.camera.project(np.array([[f.x, f.y, f.z]]))[0]
+    edge = np.asarray(pipe.camera.unproject(np.array([[0.0, centre[1]]]), f.z), float).reshape(2)
+    for x, y in ((f.x, f.y), tuple(edge)):
+        g = replace(f, x=x, y=y, occluded=True)
+        got = ann.annotate(frame, result.state.with_fighters((g,)), layers={"bases"})
+        outline = ann.project(ann.base_outline(g, n=ann.base_points))
+        assert (outline[:, 0].min() < 0) == (x != f.x)  # the second straddles the picture's edge
+        layer = frame.copy()
+        ann._poly(layer, outline, ann.side_bgr(g.side), max(1, round(frame.shape[1] / 800)), dashed=True)
+        want = cv2.addWeighted(layer, 0.55, frame, 0.45, 0)
+        assert not np.array_equal(got, frame)
+        assert np.array_equal(got, want)
