@@ -395,3 +395,26 @@ def test_cover_through_an_obstacle_is_outlined_for_the_page(client):
     outlines = m["cover_pixels"]
     assert outlines and all(len(o["outline"]) >= 3 for o in outlines)
     assert {o["part"] for o in outlines} <= {h["part"] for h in m["cover"]["details"]["through"]}
+
+
+def test_the_stream_picture_is_resized_without_aliasing():
+    """A 1080p camera's frame reaches the 1280-wide stream bilinear (cheap at a factor
+    of 1.5, and as good as area averaging on a real frame); a frame to be shrunk more
+    than twice is area-averaged, so a one-pixel checkerboard becomes even grey, not
+    stripes that bilinear's skipped pixels would leave."""
+    from tracker.sources import open_source
+    from webui.live import _for_stream
+
+    from pathlib import Path
+
+    with open_source(Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo") as src:
+        frame = next(iter(src))[2]
+    assert frame.shape[:2] == (1080, 1920)
+    small = _for_stream(frame, 1280 / 1920)
+    assert small.shape == (720, 1280, 3)
+    assert cv2.PSNR(small, cv2.resize(frame, (1280, 720), interpolation=cv2.INTER_AREA)) > 45
+    assert _for_stream(frame, 1.0) is frame
+    board = (np.indices((1080, 1920)).sum(axis=0) % 2 * 255).astype(np.uint8)
+    tiny = _for_stream(np.dstack([board] * 3), 0.3)
+    assert tiny.shape == (324, 576, 3)
+    assert np.abs(tiny.astype(float) - 127.5).max() < 30
