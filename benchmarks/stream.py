@@ -130,9 +130,10 @@ def loadavg() -> str:
 
 
 @contextlib.contextmanager
-def served(url: str | None):
+def served(url: str | None, source: str | None = None):
     """``(base URL, first /api/state)`` of the server to measure: the one at ``url``, or
-    the bundled sample served by a fresh ``webui.cli`` on a free port, stopped after."""
+    the bundled sample (or ``source``, as ``serve --source`` takes it) served by a fresh
+    ``webui.cli`` on a free port, stopped after."""
     proc = None
     tmp = tempfile.TemporaryDirectory()
     if url:
@@ -143,8 +144,9 @@ def served(url: str | None):
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.pop("TABLETRACKER_TOKEN", None)
         log = open(Path(tmp.name) / "server.log", "wb")
-        proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "--db", str(Path(tmp.name) / "bench.sqlite"),
-                                 "--port", str(port)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        cmd = [sys.executable, "-m", "webui.cli", "--db", str(Path(tmp.name) / "bench.sqlite"), "--port", str(port)]
+        proc = subprocess.Popen(cmd + (["--source", str(source)] if source else []), cwd=ROOT, env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
     try:
         print(f"load average before: {loadavg()}  (cpus: {os.cpu_count()})")
         state = wait_ready(base, proc)
