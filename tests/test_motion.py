@@ -279,6 +279,50 @@ def test_full_looks_on_the_worker_thread_join_the_frames_followed_meanwhile(cali
     assert pipe.start_worker() is None
 
 
+def test_a_joining_look_refreshes_the_fighters_held_where_nothing_changed(calibrated, clip):
+    """A background look joining a frame gives its own fits to the known fighters this
+    frame only held where they were, where nothing changed round them since the look's
+    frame (the frame that handed the look over follows only what changed); a fighter
+    round which the picture changed since keeps this frame's place, as does one the look
+    saw at another size or side."""
+    from tracker.detection import KIND_BASE
+    from tracker.motion import held_detections
+
+    frames, truth = clip
+    i = _still_pairs(truth)[0]
+    pipe = calibrated.fresh()
+    for index in range(i + 1):
+        pipe.process(frames[index], index, index / calibrated.fps)
+    tracks = pipe.tracker.tracks
+    full = pipe.detector.detect(frames[i])
+    looked = full[full.kind == KIND_BASE]
+    assert len(tracks) >= 6 and len(looked) >= 6
+    held = held_detections(tracks, pipe.detector.terrain)
+    held.xyz = held.xyz + np.array([0.04, -0.03, 0.0])  # held a little off where the look fits them
+    then = pipe._probe_gate.small(frames[i])
+    out = pipe._refreshed(held, full, then, frames[i])
+    assert len(out) == len(held)
+    taken = [k for k in range(len(out)) if np.min(np.hypot(*(looked.xyz[:, :2] - out.xyz[k, :2]).T)) < 1e-9]
+    assert len(taken) >= len(held) - 1  # (all but a fighter the look may not have seen at its size)
+    # The picture changed round one fighter since the look's frame: it keeps this frame's place.
+    k = taken[0]
+    uv = pipe.camera.project(out.xyz[k:k + 1])[0]
+    now = frames[i].copy()
+    cv2.circle(now, (int(uv[0]), int(uv[1])), 25, (200, 40, 200), -1)
+    out2 = pipe._refreshed(held, full, then, now)
+    kept = [j for j in range(len(out2)) if np.min(np.hypot(*(held.xyz[:, :2] - out2.xyz[j, :2]).T)) < 1e-9]
+    assert len(kept) == len(held) - len(taken) + 1
+    assert np.min(np.hypot(*(out2.xyz[:, :2] - held.xyz[k_held(held, out, k), :2]).T)) < 1e-9
+    # Another side's fighters are never taken for these.
+    held.side = (held.side + 1) % max(2, len(pipe.config.sides))
+    assert np.array_equal(pipe._refreshed(held, full, then, frames[i]).xyz, held.xyz)
+
+
+def k_held(held, out, k: int) -> int:
+    """The held row the refreshed row ``k`` stands for (the nearest)."""
+    return int(np.argmin(np.hypot(*(held.xyz[:, :2] - out.xyz[k, :2]).T)))
+
+
 def test_unchanged_in_tells_which_boxes_changed_since_an_earlier_frame(clip):
     """A background look's base that the follow missed is taken where the look saw it
     only if nothing changed there since the look's frame (tracker.motion.unchanged_in)."""
