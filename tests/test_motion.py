@@ -323,6 +323,40 @@ def k_held(held, out, k: int) -> int:
     return int(np.argmin(np.hypot(*(held.xyz[:, :2] - out.xyz[k, :2]).T)))
 
 
+def test_a_fresh_pipeline_takes_over_the_warm_look_worker(calibrated, clip):
+    """A recorded game played on loop gets a fresh pipeline each lap: it takes over the
+    worker, warm, when the worker's copy of the detector holds for it (same camera and
+    terrain), instead of starting one (~1 s of looks made at once, holding the overlay
+    up); the old pipeline's close() then leaves it running. With other terrain, it does
+    not."""
+    from dataclasses import replace as dc_replace
+
+    frames, _ = clip
+    old = calibrated.fresh()
+    old.background = True
+    old.process(frames[0], 0, 0.0)
+    worker = old.start_worker()
+    assert worker.wait_ready(120.0)
+    new = old.fresh()
+    assert new._worker is worker and old._worker is None
+    old.close()
+    processes = list(worker._pool._processes.values())
+    assert processes and all(p.is_alive() for p in processes)
+    new.process(frames[0], 0, 0.0)
+    new._look(frames[1], 1, tokens=True)  # handed to the worker taken over
+    assert new._pending is not None and new.look == "follow"
+    # Other terrain: its own worker (the old one's detector has the old terrain).
+    moved = tuple(dc_replace(p, footprint=tuple((x + 1.0, y) for x, y in p.footprint)) for p in new.detector.terrain)
+    new.set_terrain(moved)
+    w2 = new.start_worker()
+    assert w2.wait_ready(120.0)
+    newer = new.fresh()
+    assert newer._worker is None and new._worker is w2
+    new.close()
+    newer.close()
+    assert not any(p.is_alive() for p in processes)
+
+
 def test_unchanged_in_tells_which_boxes_changed_since_an_earlier_frame(clip):
     """A background look's base that the follow missed is taken where the look saw it
     only if nothing changed there since the look's frame (tracker.motion.unchanged_in)."""
