@@ -530,7 +530,7 @@ class Pipeline:
         taken as the look fitted it: a whole look's fit, as new there as this frame, and
         a fresh measurement of a fighter this frame only held where it was. (Following
         every fighter on the frame that hands a look over did that before, at 80 ms a
-        frame for the Epic sample's 24 stands.) Same side and size only; not under a hand."""
+        frame for the Epic sample's 24 stands.) Same side and size only."""
         from .detection import KIND_BASE, Detections
         from .motion import cylinder_boxes, narrowest_radius_in, unchanged_in
         from .world import MM_PER_IN
@@ -549,7 +549,9 @@ class Pipeline:
         for i, j in pairs:
             if j not in best or d[i, j] < d[best[j], j]:
                 best[j] = i
-        best = {j: i for j, i in best.items() if not full.hand_over(*map(float, seen.xyz[i, :2]))}
+        # (Not where a hand was over the table in the look's frame, or is now.)
+        best = {j: i for j, i in best.items()
+                if not any(v.hand_over(*map(float, seen.xyz[i, :2])) for v in (full, mine))}
         if not best:
             return mine
         js, iz = list(best), list(best.values())
