@@ -286,7 +286,7 @@ def test_a_joining_look_refreshes_the_fighters_held_where_nothing_changed(calibr
     round which the picture changed since keeps this frame's place, as does one the look
     saw at another size or side."""
     from tracker.detection import KIND_BASE
-    from tracker.motion import held_detections
+    from tracker.motion import change_since, held_detections
 
     frames, truth = clip
     i = _still_pairs(truth)[0]
@@ -300,7 +300,7 @@ def test_a_joining_look_refreshes_the_fighters_held_where_nothing_changed(calibr
     held = held_detections(tracks, pipe.detector.terrain)
     held.xyz = held.xyz + np.array([0.04, -0.03, 0.0])  # held a little off where the look fits them
     then = pipe._probe_gate.small(frames[i])
-    out = pipe._refreshed(held, full, then, frames[i])
+    out = pipe._refreshed(held, full, change_since(pipe._probe_gate, then, frames[i]))
     assert len(out) == len(held)
     taken = [k for k in range(len(out)) if np.min(np.hypot(*(looked.xyz[:, :2] - out.xyz[k, :2]).T)) < 1e-9]
     assert len(taken) >= len(held) - 1  # (all but a fighter the look may not have seen at its size)
@@ -309,13 +309,13 @@ def test_a_joining_look_refreshes_the_fighters_held_where_nothing_changed(calibr
     uv = pipe.camera.project(out.xyz[k:k + 1])[0]
     now = frames[i].copy()
     cv2.circle(now, (int(uv[0]), int(uv[1])), 25, (200, 40, 200), -1)
-    out2 = pipe._refreshed(held, full, then, now)
+    out2 = pipe._refreshed(held, full, change_since(pipe._probe_gate, then, now))
     kept = [j for j in range(len(out2)) if np.min(np.hypot(*(held.xyz[:, :2] - out2.xyz[j, :2]).T)) < 1e-9]
     assert len(kept) == len(held) - len(taken) + 1
     assert np.min(np.hypot(*(out2.xyz[:, :2] - held.xyz[k_held(held, out, k), :2]).T)) < 1e-9
     # Another side's fighters are never taken for these.
     held.side = (held.side + 1) % max(2, len(pipe.config.sides))
-    assert np.array_equal(pipe._refreshed(held, full, then, frames[i]).xyz, held.xyz)
+    assert np.array_equal(pipe._refreshed(held, full, change_since(pipe._probe_gate, then, frames[i])).xyz, held.xyz)
 
 
 def k_held(held, out, k: int) -> int:

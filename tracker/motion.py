@@ -29,7 +29,7 @@ import numpy as np
 from .world import MM_PER_IN
 
 __all__ = ["Change", "MotionGate", "GateMap", "Plan", "RegionMap", "held_detections", "follow_some",
-           "cylinder_boxes", "unchanged_in", "clear_of", "apart", "narrowest_radius_in"]
+           "cylinder_boxes", "unchanged_in", "change_since", "clear_of", "apart", "narrowest_radius_in"]
 
 # |N(0, s)| has median 0.6745 s.
 _MAD_TO_SIGMA = 1.0 / 0.6745
@@ -183,11 +183,18 @@ def unchanged_in(gate: MotionGate, then_small: np.ndarray, frame: np.ndarray,
     made from (``gate.small``) and ``frame``, judged as ``gate`` judges change (its
     threshold, its noise estimate from this difference); a new picture has changed
     everywhere. ``gate`` itself is not touched."""
+    change = change_since(gate, then_small, frame)
+    return [not change.everything and not change.in_box(b) for b in boxes]
+
+
+def change_since(gate: MotionGate, then_small: np.ndarray, frame: np.ndarray) -> Change:
+    """What changed between the frame ``then_small`` was made from (``gate.small``) and
+    ``frame``, judged as ``gate`` judges change (its threshold, its noise estimate from
+    this difference). ``gate`` itself is not touched."""
     probe = MotionGate(factor=gate.factor, k=gate.k, min_level=gate.min_level,
                        everything_fraction=gate.everything_fraction)
     probe.reference = then_small
-    change = probe.check(frame)
-    return [not change.everything and not change.in_box(b) for b in boxes]
+    return probe.check(frame)
 
 
 # ----------------------------------------------------------------------------------

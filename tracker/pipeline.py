@@ -471,7 +471,7 @@ class Pipeline:
         one, confirmed as any new base is), its tokens replace this frame's. Bases it saw where a hand is
         now are left for the next look: what the hand does there is newer."""
         from .detection import KIND_BASE, Detections
-        from .motion import clear_of
+        from .motion import change_since, clear_of
         from .world import MM_PER_IN
 
         future, at, change, camera, then_small, whole, looked = self._pending
@@ -500,7 +500,9 @@ class Pipeline:
         self.look = "full" if whole else "region"
         # Only this frame's own bases outrank the look's (they are newer); a fighter the
         # follow lost is matched to the look's base by the tracker, as any base is.
-        mine = self._refreshed(dets[dets.kind == KIND_BASE], full, then_small, frame)
+        # What changed since the look's frame (once, for both uses below).
+        since = change_since(self._probe_gate, then_small, frame)
+        mine = self._refreshed(dets[dets.kind == KIND_BASE], full, since)
         new = (full.kind == KIND_BASE) & clear_of(full, mine.xyz[:, :2], mine.base_mm / MM_PER_IN / 2)
         new &= np.array([not dets.hand_over(float(x), float(y)) for x, y in full.xyz[:, :2]], bool)
         # The look found the known fighters' bases at any size: their votes on each one's size.
@@ -511,7 +513,7 @@ class Pipeline:
         # (_still_there), else left to the next look.
         found = self._refind(full[new], frame, index - at) if new.any() else None
         if found is not None and len(found) < int(new.sum()):
-            found = Detections.merge([found, self._still_there(full[new], found, then_small, frame)])
+            found = Detections.merge([found, self._still_there(full[new], found, since)])
         # Tokens seen under a hand say nothing of those the hand hid (the tracker keeps
         # them as they were while hands are over the table): not taken from such a look.
         tokens = full[full.kind != KIND_BASE] if full.tokens_checked and not full.hands else None
@@ -523,25 +525,23 @@ class Pipeline:
         out.sizes_found = False  # mostly this frame's follow (a look's new bases are re-found at their size)
         return out
 
-    def _refreshed(self, mine: "Detections", full: "Detections", then_small: np.ndarray,
-                   frame: np.ndarray) -> "Detections":
+    def _refreshed(self, mine: "Detections", full: "Detections", since) -> "Detections":
         """This frame's bases, each known fighter the look saw where nothing has changed
         since the look's frame (as the change gate judges change, round its miniature)
         taken as the look fitted it: a whole look's fit, as new there as this frame, and
         a fresh measurement of a fighter this frame only held where it was. (Following
         every fighter on the frame that hands a look over did that before, at 80 ms a
-        frame for the Epic sample's 24 stands.) Same side and size only."""
+        frame for the Epic sample's 24 stands.) Same side and size only. ``since``: what
+        changed since the look's frame (motion.change_since)."""
         from .detection import KIND_BASE, Detections
-        from .motion import cylinder_boxes, narrowest_radius_in, unchanged_in
-        from .world import MM_PER_IN
+        from .motion import narrowest_radius_in
 
         seen = full[full.kind == KIND_BASE]
         if not len(seen) or not len(mine):
             return mine
         d = np.hypot(*(seen.xyz[:, None, :2] - mine.xyz[None, :, :2]).transpose(2, 0, 1))
-        same = (seen.side[:, None] == mine.side[None, :]) & (np.abs(seen.base_mm[:, None] - mine.base_mm[None, :]) < 0.5)
-        if len(seen.shape) and len(mine.shape):
-            same &= seen.shape[:, None] == mine.shape[None, :]
+        same = (seen.side[:, None] == mine.side[None, :]) & (np.abs(seen.base_mm[:, None] - mine.base_mm[None, :]) < 0.5) \
+            & (seen.shape[:, None] == mine.shape[None, :])
         d = np.where(same & (d < 0.5 * narrowest_radius_in(mine)[None, :]), d, np.inf)
         pairs = [(i, int(np.argmin(d[i]))) for i in range(len(seen)) if np.isfinite(d[i]).any()]
         # One look base per fighter, each the nearest to it.
@@ -555,10 +555,7 @@ class Pipeline:
         if not best:
             return mine
         js, iz = list(best), list(best.values())
-        r = np.where(seen.shape[iz] > 0, np.hypot(seen.size_mm[iz, 0], seen.size_mm[iz, 1]), seen.base_mm[iz]) \
-            if len(seen.shape) else seen.base_mm[iz]
-        boxes = cylinder_boxes(self.camera, seen.xyz[iz], r / MM_PER_IN / 2 + 0.3, self.config.base_thickness_in + 2.5)
-        still = np.array(unchanged_in(self._probe_gate, then_small, frame, boxes), bool)
+        still = self._unchanged(seen[np.array(iz)], since)
         if not still.any():
             return mine
         take = np.zeros(len(mine), bool)
@@ -568,23 +565,29 @@ class Pipeline:
         out.tokens_checked, out.sizes_found = mine.tokens_checked, mine.sizes_found
         return out
 
-    def _still_there(self, bases: "Detections", found: "Detections", then_small: np.ndarray,
-                     frame: np.ndarray) -> "Detections":
+    def _still_there(self, bases: "Detections", found: "Detections", since) -> "Detections":
         """Of a look's new ``bases`` that this frame's follow did not re-find, those where
         nothing has changed in the picture since the look's frame (its miniature and the
         reach round it, as the change gate judges change): still where the look saw them.
         A base whose rim its miniature all but hides is found by a look and missed by a
         follow; left to the next look it stayed unconfirmed for seconds at a time."""
-        from .motion import clear_of, cylinder_boxes, unchanged_in
+        from .motion import clear_of
         from .world import MM_PER_IN
 
         lost = bases[clear_of(bases, found.xyz[:, :2], found.base_mm / MM_PER_IN / 2)] if len(found) else bases
         if not len(lost):
             return lost
-        r = np.where(lost.shape > 0, np.hypot(lost.size_mm[:, 0], lost.size_mm[:, 1]), lost.base_mm) / MM_PER_IN / 2
-        boxes = cylinder_boxes(self.camera, lost.xyz, r + 0.3, self.config.base_thickness_in + 2.5)
-        keep = np.array(unchanged_in(self._probe_gate, then_small, frame, boxes), bool)
-        return lost[keep]
+        return lost[self._unchanged(lost, since)]
+
+    def _unchanged(self, bases: "Detections", since) -> np.ndarray:
+        """Which of ``bases`` nothing changed round in ``since`` (a change gate's Change):
+        the box of each one's miniature standing on it, reaching 0.3 in past its base."""
+        from .motion import cylinder_boxes
+        from .world import MM_PER_IN
+
+        r = np.where(bases.shape > 0, np.hypot(bases.size_mm[:, 0], bases.size_mm[:, 1]), bases.base_mm) / MM_PER_IN / 2
+        boxes = cylinder_boxes(self.camera, bases.xyz, r + 0.3, self.config.base_thickness_in + 2.5)
+        return np.array([not since.everything and not since.in_box(b) for b in boxes], bool)
 
     def _refind(self, bases: "Detections", frame: np.ndarray, age: int) -> "Detections":
         from .base_shapes import SHAPE_NAMES
