@@ -313,12 +313,13 @@ def speed(name="warcry-1", n=10):
 
 def bundled_sample(folder: Path) -> None:
     """The set-up the tracker runs (``calibrate_folder``: board views -> intrinsics, the
-    empty table's markers found at full resolution -> pose) on a bundled sample, scored
-    on a grid over its play area at a base rim's height against the render's camera."""
+    empty table's markers found at full resolution -> pose, tagged terrain placed) on a
+    bundled sample or an eval set, scored on a grid over its play area at a base rim's
+    height against the render's camera, and by its terrain's footprints."""
     from tracker.calibrate import calibrate_folder
 
     t = json.loads((folder / "truth.json").read_text())  # scoring only
-    cfg = GameConfig.load(folder / "game.yaml")
+    cfg = GameConfig.load(folder / "game.yaml" if (folder / "game.yaml").exists() else folder / "setup.json")
     setup = calibrate_folder(folder, cfg)
     tcam = truth_camera(t)
     W, D = cfg.table.play_area_in
@@ -331,6 +332,20 @@ def bundled_sample(folder: Path) -> None:
     print(f"-- {folder.name}: camera {t['camera']['height_in']:.0f} in up, table markers used "
           f"{list(pose.markers_used)} (missing {list(pose.markers_missing)}); play-area grid at rim height "
           f"{rms(e):.4f} in RMS, max {np.abs(np.hypot(*e.T)).max():.4f} in; camera position off by {np.linalg.norm(cp):.3f} in")
+    # Tagged terrain placed from its tag (pose, then the library's footprint): each
+    # footprint corner against the render's, matched to the nearest (order aside).
+    placed = {p.tag_id: np.array(p.footprint) for p in setup.terrain if p.tag_id is not None}
+    errs, missing = [], []
+    for e_t in t.get("terrain", []):
+        got = placed.get(e_t["tag_id"])
+        if got is None:
+            missing.append(e_t["tag_id"])
+            continue
+        want = np.array(e_t["footprint"])
+        errs += list(np.linalg.norm(want[:, None] - got[None], axis=2).min(axis=1))
+    if errs:
+        print(f"   terrain placed from its tags: {len(placed)} pieces, footprint corners {float(np.sqrt(np.mean(np.square(errs)))):.4f} in RMS, "
+              f"max {max(errs):.4f} in" + (f"; not found: {missing}" if missing else ""))
 
 
 def main():
@@ -352,6 +367,9 @@ def main():
     print("== bundled samples: the tracker's own set-up, scored against truth.json ==")
     for name in ("warcry-demo", "epic-demo"):
         bundled_sample(Path(__file__).resolve().parents[1] / "sample_footage" / name)
+    print("== eval sets: the tracker's own set-up (as the bundled samples above) ==")
+    for n in a.sets.split(","):
+        bundled_sample(SETS / n)
     honesty()
     honesty_full()
     bump()

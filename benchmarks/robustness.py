@@ -7,6 +7,7 @@ as they would at a real table where the light changes during the game.
 
     python benchmarks/robustness.py                 # every perturbation, every set
     python benchmarks/robustness.py --only dim --only noise --json out.json
+    python benchmarks/robustness.py --only none --roster doubled   # as after casualties
 
 Prints one row per perturbation: base recall (visible), precision, side accuracy, RMS on
 the floor and on platforms, token recall, and the pooled figures of all sets.
@@ -78,14 +79,21 @@ PERTURBATIONS = {
 }
 
 
-def perturbed_copy(folder: Path, dest: Path, fn) -> Path:
+def perturbed_copy(folder: Path, dest: Path, fn, roster: str = "as listed") -> Path:
     """``folder`` (an eval set) under ``dest`` with every frame passed through ``fn``;
-    everything else is the same files."""
+    everything else is the same files, but for ``roster`` "doubled": every side's bases
+    listed twice in its setup.json, as a roster is once half of each side has been taken
+    down (every side short of every size in every look)."""
     out = dest / folder.name
     out.mkdir(parents=True)
     for p in folder.iterdir():
         if p.name != "frames":
             (shutil.copytree if p.is_dir() else shutil.copy2)(p, out / p.name)
+    if roster == "doubled":
+        setup = json.loads((out / "setup.json").read_text())
+        for side in setup["sides"]:
+            side["bases_mm"] = list(side["bases_mm"]) * 2
+        (out / "setup.json").write_text(json.dumps(setup))
     (out / "frames").mkdir()
     for i, p in enumerate(sorted((folder / "frames").glob("*.jpg"))):
         img = cv2.imread(str(p), cv2.IMREAD_COLOR)
@@ -111,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="run only this perturbation (repeatable)")
     ap.add_argument("--set", dest="sets", action="append", type=Path, default=None,
                     help="an eval set folder (repeatable; default: every shared/eval/sets/*)")
+    ap.add_argument("--roster", choices=["as listed", "doubled"], default="as listed",
+                    help="doubled: every side's bases listed twice, as after half of each side "
+                         "is taken down (what the roster-aware look does with sides short of bases)")
     ap.add_argument("--json", dest="json_out", type=Path, default=None)
     a = ap.parse_args(argv)
     score = load_scorer(SCORER)
@@ -124,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         parts, per_set = [], []
         with tempfile.TemporaryDirectory(prefix=f"robust-{name}-") as tmp:
             for folder in sets:
-                copy = perturbed_copy(folder, Path(tmp), fn)
+                copy = perturbed_copy(folder, Path(tmp), fn, a.roster)
                 run = run_set(copy, None)
                 scene = subset(load_truth(folder), len(run["tracker"]["frames"]))
                 s = score(scene, run["tracker"])

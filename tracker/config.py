@@ -75,7 +75,8 @@ class BaseSize:
 
 @dataclass(frozen=True)
 class Side:
-    """``bases_mm``: the round bases' diameters; ``shaped``: the side's oval and
+    """``bases_mm``: the round bases' diameters, one per fighter of the side (its roster:
+    a whole look holds the bases it finds against it); ``shaped``: the side's oval and
     rectangular bases. In the config both are one ``bases_mm`` list: a number is a
     round base, ``{shape: oval, mm: [60, 35]}`` / ``{shape: rect, mm: [40, 20]}`` a
     shaped one."""

@@ -698,6 +698,16 @@ class TableDetector:
         self.inside_check_below, self.inside_bare_max, self.inside_gives_way_bare = 0.35, 0.2, 0.4
         # A kept base's rim explains another's edge points up to this far outside its edge.
         self.explained_margin_px = 1.5
+        # A side fields the round bases its roster (``bases_mm``) lists; a whole look holds
+        # what it found against them (_bases_from_candidates). Where a side is short of a
+        # size, a rim of it seen this much of its least share (and whose own circle is
+        # within this many pixels of the size's) is that base; where a side has one too
+        # many of a size, a rim of a size it is short of, seen this much of the surplus
+        # one's score, takes that one's place. On the shared sets, as given and with a
+        # worse picture (benchmarks/robustness.py), 0.8 / 1 px / 0.9 found more bases and
+        # placed some better; with every roster doubled (every side short of every size,
+        # as after casualties) they added none (docs/benchmarks.md). 1 / any / >1: no say.
+        self.roster_relax, self.roster_radius_px, self.roster_swap_share = 0.8, 1.0, 0.9
         self._ring_labs: dict[int, np.ndarray] = {}  # this frame in each view (_find_rings)
         self._halfs: dict[tuple[int, int], np.ndarray] = {}  # half-size evidence per (view, side)
         self._frame_background: np.ndarray | None = None  # a frame standing in for the empty table
@@ -979,7 +989,7 @@ class TableDetector:
             fits += self._refine_shapes(self._find_shapes(evs), evs)
         if self.learn_rim_colours and platforms is None:
             self._learn_rims(fits, {-1: lab, **platform_labs})
-        return self._drop_platform_overhang(self._bases_from_candidates(fits)), t2
+        return self._drop_platform_overhang(self._bases_from_candidates(fits, roster=platforms is None)), t2
 
     def detect_region(self, frame: np.ndarray, window: tuple[slice, slice]) -> Detections:
         """Bases only, looked for as ``detect`` looks for them but only in ``window``
@@ -2605,64 +2615,116 @@ class TableDetector:
         below = np.where(outer, rank[None, :] - 1e-6, np.inf).min(axis=1)
         return np.minimum(rank, below)
 
-    def _bases_from_candidates(self, fits: list[dict]) -> Detections:
+    def _bases_from_candidates(self, fits: list[dict], roster: bool = False) -> Detections:
         """Non-maximum suppression across sides and sizes: bases never overlap, so of
-        candidates closer than their radii allow, only the best-scoring stands."""
+        candidates closer than their radii allow, only the best-scoring stands.
+        ``roster``: the look is of the whole table, so each side's round bases found are
+        held against the ones its roster lists (_roster_swap, _roster_short)."""
         ranks = self._exclusive_ranks(fits, self._ranks(fits))
         fits = [fits[k] for k in np.argsort(-ranks, kind="stable")]
-        W_in, D_in = self.config.table.play_area_in
-        kept: list[tuple[np.ndarray, float, Any]] = []
-        # The kept bases' centres and radii as arrays too: a candidate is compared
-        # (_overlap) only with those near enough to overlap it at all, and its outline
-        # polygon is made only then or when it is kept (most candidates of a packed
-        # Epic table are far from most kept stands; shapely costs ~0.3 ms a polygon).
-        kept_xy = np.zeros((len(fits), 2))
-        kept_r = np.zeros(len(fits))
-        kept_rims: list[tuple[int, float, float, float]] = []  # round kept: view, col, row, radius (px)
-        rows = []
-        t = self.config.base_thickness_in
-        for c in fits:
-            code = c.get("shape", 0)
-            if c["score"] < (self.min_coverage if code else self._min_score(c["base_mm"])):
-                continue
-            if c["view"] < 0:
-                view, z = self.floor, 0.0
-            else:
-                piece, view, _ = self.platform_views[c["view"]]
-                z = piece.height_in
-            xy = view.to_world(np.array([c["col"]]), np.array([c["row"]]))[0]
-            if not (0.0 <= xy[0] <= W_in and 0.0 <= xy[1] <= D_in):
-                continue  # a fighter stands on the table: this is a hand's or the edge's outline
-            r_in = c["base_mm"] / MM_PER_IN / 2
-            row = {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"], "base_mm": c["base_mm"],
-                   "score": c["score"]}
-            if code:
-                row.update(shape=code, size_mm=c["size_mm"], angle_deg=float(-np.degrees(c["theta"])) % 180.0)
-            # Bases cannot overlap: two closer than their radii allow (less measurement
-            # error) are one base, the better-fitted one. Oval and rectangular bases are
-            # compared by their outlines: stands in base contact touch, they do not overlap.
-            # _overlap is False for any pair at least r + kr apart (a margin of 1e-6
-            # keeps this test from ever ruling out a pair _overlap would not).
-            n = len(kept)
-            d2 = ((kept_xy[:n] - xy) ** 2).sum(axis=1)
-            near = np.flatnonzero(d2 < ((kept_r[:n] + r_in) * (1 + 1e-6)) ** 2).tolist()
-            poly = None
-            if code and near:
-                poly = self._polygon(row, c, xy)
-            if any(_overlap(xy, r_in, poly, *kept[j]) for j in near):
-                continue
-            if "edges" in c and self._explained_away(c, kept_rims):
-                continue
-            if code and poly is None:
-                poly = self._polygon(row, c, xy)
-            kept_xy[n], kept_r[n] = xy, r_in
-            kept.append((xy, r_in, poly))
-            if not code:
-                kept_rims.append((c["view"], c["col"], c["row"], c["radius_px"]))
-            rows.append(row)
-        dets = Detections.from_rows(rows)
-        self._add_sigma(dets, lift=t)
+        dropped: set[int] = set()
+        placed = self._placed(fits, dropped)
+        while roster and self.roster_swap_share <= 1.0 and len(dropped) < 4:
+            swap = self._roster_swap(fits, placed)
+            if swap is None:
+                break
+            surplus, rival = swap
+            again = self._placed(fits, dropped | {surplus})
+            if rival not in again.kept_index:
+                break  # (something else keeps the rival out: the surplus base stays)
+            dropped.add(surplus)
+            placed = again
+        if roster and self.roster_relax < 1.0:
+            short = self._roster_short(placed.rows)
+            nearly = [k for k, c in enumerate(fits) if short.get((c["side"], float(c["base_mm"])), 0) > 0
+                      and k not in dropped and self._nearly_seen(c)]
+            for k in self._outermost(fits, nearly, [k for k, c in enumerate(fits) if not c.get("shape", 0)]):
+                key = (fits[k]["side"], float(fits[k]["base_mm"]))
+                if short[key] > 0 and placed.add(k, fits[k]):
+                    short[key] -= 1
+        dets = Detections.from_rows(placed.rows)
+        self._add_sigma(dets, lift=self.config.base_thickness_in)
         return dets
+
+    def _placed(self, fits: list[dict], dropped: set[int]) -> "_Placement":
+        """The candidates ``fits`` (best first) that stand as bases, but for ``dropped``."""
+        placed = _Placement(self, len(fits))
+        for k, c in enumerate(fits):
+            if k not in dropped and c["score"] >= (self.min_coverage if c.get("shape", 0)
+                                                   else self._min_score(c["base_mm"])):
+                placed.add(k, c)
+        return placed
+
+    def _roster_short(self, rows: list[dict]) -> dict[tuple[int, float], int]:
+        """(side, round base size) -> how many more of it the roster lists than ``rows``
+        hold (negative: more found than listed)."""
+        short: dict[tuple[int, float], int] = {}
+        for s in self.config.sides:
+            for mm in s.bases_mm:
+                short[(s.index, float(mm))] = short.get((s.index, float(mm)), 0) + 1
+        for r in rows:
+            if not r.get("shape", 0):
+                key = (r["side"], float(r["base_mm"]))
+                short[key] = short.get(key, 0) - 1
+        return short
+
+    def _roster_swap(self, fits: list[dict], placed: "_Placement") -> tuple[int, int] | None:
+        """A kept round base of a size its side has too many of, overlapped by a rim of
+        a size the side is short of that is seen well enough to stand on its own and
+        nearly as well (``roster_swap_share`` of its score): (the kept one, the rival),
+        their indices in ``fits``, or None. A side fields the bases its roster lists: a
+        pale miniature's top closes a 32 mm circle beside the 40 mm base it stands on,
+        seen as well as that base's thin crescent."""
+        short = self._roster_short(placed.rows)
+        if not any(n > 0 for n in short.values()) or not any(n < 0 for n in short.values()):
+            return None
+        S = self.px_per_in
+        kept = set(placed.kept_index)
+        surplus = [k for k in placed.kept_index if not fits[k].get("shape", 0)
+                   and short.get((fits[k]["side"], float(fits[k]["base_mm"])), 0) < 0]
+        best, pick = 0.0, None
+        for j, c in enumerate(fits):
+            if c.get("shape", 0) or j in kept or short.get((c["side"], float(c["base_mm"])), 0) <= 0 \
+                    or c["score"] < self._min_score(c["base_mm"]):
+                continue
+            for k in surplus:
+                o = fits[k]
+                if o["side"] != c["side"] or o["view"] != c["view"]:
+                    continue
+                reach = (o["base_mm"] + c["base_mm"]) / MM_PER_IN / 2 * S
+                share = c["score"] / o["score"]
+                if share >= self.roster_swap_share and share > best \
+                        and np.hypot(o["col"] - c["col"], o["row"] - c["row"]) < reach:
+                    best, pick = share, (k, j)
+        return pick
+
+    def _outermost(self, fits: list[dict], ks: list[int], rivals: list[int]) -> list[int]:
+        """``ks`` (indices in ``fits``, best first) but for the round rims whose centre
+        lies within a larger round rim of ``rivals``, of their side, seen nearly as well
+        (``inner_rim_share``, as in _ranks): bases do not overlap, so at most one of the
+        two is a base, and a base's rim is its outermost edge. (With a roster short of
+        both, a red 40 mm base's crescent lost to a 32 mm circle across it, 0.58 in off.)"""
+        S = self.px_per_in
+        out = []
+        for k in ks:
+            c = fits[k]
+            if not any(o["side"] == c["side"] and o["view"] == c["view"] and o["base_mm"] > c["base_mm"]
+                       and o["score"] >= self.inner_rim_share * c["score"]
+                       and np.hypot(o["col"] - c["col"], o["row"] - c["row"]) < o["base_mm"] / MM_PER_IN / 2 * S
+                       for o in (fits[j] for j in rivals)):
+                out.append(k)
+        return out
+
+    def _nearly_seen(self, c: dict) -> bool:
+        """A round rim a little short of what a base must show (``roster_relax`` of
+        _min_score at least) whose own circle is its size's (``roster_radius_px``): for a
+        side short of bases of that size (_bases_from_candidates), likelier that base
+        than a blotch."""
+        if c.get("shape", 0):
+            return False
+        least = self._min_score(c["base_mm"])
+        return bool(self.roster_relax * least <= c["score"] < least
+                    and abs(c["radius_px"] - self._edge_radius(c["side"], c["base_mm"])) <= self.roster_radius_px)
 
     def _exclusive_ranks(self, fits: list[dict], rank: np.ndarray) -> np.ndarray:
         """Of two poorly seen round rims of different sides that overlap (bases do not:
@@ -2712,6 +2774,68 @@ class TableDetector:
         """An oval or rectangular fit's outline in world inches (_bases_from_candidates)."""
         return shape_polygon("oval" if row["shape"] == 1 else "rect", c["size_mm"][0] / MM_PER_IN,
                              c["size_mm"][1] / MM_PER_IN, xy[0], xy[1], row["angle_deg"])
+
+
+class _Placement:
+    """The bases kept so far by TableDetector._bases_from_candidates: their rows, and
+    their centres, radii and outlines to hold the next candidate against."""
+
+    def __init__(self, det: "TableDetector", n: int):
+        self.det = det
+        self.rows: list[dict] = []
+        self.kept_index: list[int] = []  # each kept base's index among the candidates
+        self.kept: list[tuple[np.ndarray, float, Any]] = []
+        # The kept bases' centres and radii as arrays too: a candidate is compared
+        # (_overlap) only with those near enough to overlap it at all, and its outline
+        # polygon is made only then or when it is kept (most candidates of a packed
+        # Epic table are far from most kept stands; shapely costs ~0.3 ms a polygon).
+        self.kept_xy = np.zeros((n, 2))
+        self.kept_r = np.zeros(n)
+        self.kept_rims: list[tuple[int, float, float, float]] = []  # round kept: view, col, row, radius (px)
+
+    def add(self, k: int, c: dict) -> bool:
+        """Keep candidate ``c`` (index ``k``) if it can stand: on the table, over no
+        kept base, not explained away by one."""
+        det = self.det
+        code = c.get("shape", 0)
+        if c["view"] < 0:
+            view, z = det.floor, 0.0
+        else:
+            piece, view, _ = det.platform_views[c["view"]]
+            z = piece.height_in
+        xy = view.to_world(np.array([c["col"]]), np.array([c["row"]]))[0]
+        W_in, D_in = det.config.table.play_area_in
+        if not (0.0 <= xy[0] <= W_in and 0.0 <= xy[1] <= D_in):
+            return False  # a fighter stands on the table: this is a hand's or the edge's outline
+        r_in = c["base_mm"] / MM_PER_IN / 2
+        row = {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"], "base_mm": c["base_mm"],
+               "score": c["score"]}
+        if code:
+            row.update(shape=code, size_mm=c["size_mm"], angle_deg=float(-np.degrees(c["theta"])) % 180.0)
+        # Bases cannot overlap: two closer than their radii allow (less measurement
+        # error) are one base, the better-fitted one. Oval and rectangular bases are
+        # compared by their outlines: stands in base contact touch, they do not overlap.
+        # _overlap is False for any pair at least r + kr apart (a margin of 1e-6
+        # keeps this test from ever ruling out a pair _overlap would not).
+        n = len(self.kept)
+        d2 = ((self.kept_xy[:n] - xy) ** 2).sum(axis=1)
+        near = np.flatnonzero(d2 < ((self.kept_r[:n] + r_in) * (1 + 1e-6)) ** 2).tolist()
+        poly = None
+        if code and near:
+            poly = det._polygon(row, c, xy)
+        if any(_overlap(xy, r_in, poly, *self.kept[j]) for j in near):
+            return False
+        if "edges" in c and det._explained_away(c, self.kept_rims):
+            return False
+        if code and poly is None:
+            poly = det._polygon(row, c, xy)
+        self.kept_xy[n], self.kept_r[n] = xy, r_in
+        self.kept.append((xy, r_in, poly))
+        if not code:
+            self.kept_rims.append((c["view"], c["col"], c["row"], c["radius_px"]))
+        self.rows.append(row)
+        self.kept_index.append(k)
+        return True
 
 
 def _blob_boxes(ev: np.ndarray, level: float) -> np.ndarray:
