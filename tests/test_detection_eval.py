@@ -327,8 +327,7 @@ def test_a_roster_listing_bases_not_on_the_table_adds_no_base(name):
     short of every size in every look. The rims seen nearly enough are then still only
     bases, each within 0.3 in of a truth fighter, through the whole set. (Rims seen half
     as much would put a red 40 mm base 0.5 in off, inside warcry-2's red 60 mm one under
-    a hand; nearer the mark, circles round the white objective tokens, which the tokens
-    then claim.)"""
+    a hand.)"""
     import dataclasses
 
     folder = eval_set(name)
