@@ -71,6 +71,10 @@ class Change:
         """Whether any changed cell touches the image box (x0, y0, x1, y1)."""
         return bool(self.mask[self.cells_in_box(box)].any())
 
+    def unchanged(self, boxes: list[tuple[float, ...]]) -> list[bool]:
+        """Whether nothing changed in each image box (a whole new picture changed them all)."""
+        return [not self.everything and not self.in_box(b) for b in boxes]
+
     def boxes(self, min_cells: int = 1) -> list[tuple[int, int, int, int]]:
         """The changed regions (8-connected) as image-pixel boxes (x0, y0, x1, y1)."""
         n, _, stats, _ = cv2.connectedComponentsWithStats(self.mask.astype(np.uint8), connectivity=8)
@@ -183,8 +187,7 @@ def unchanged_in(gate: MotionGate, then_small: np.ndarray, frame: np.ndarray,
     made from (``gate.small``) and ``frame``, judged as ``gate`` judges change (its
     threshold, its noise estimate from this difference); a new picture has changed
     everywhere. ``gate`` itself is not touched."""
-    change = change_since(gate, then_small, frame)
-    return [not change.everything and not change.in_box(b) for b in boxes]
+    return change_since(gate, then_small, frame).unchanged(boxes)
 
 
 def change_since(gate: MotionGate, then_small: np.ndarray, frame: np.ndarray) -> Change:

@@ -587,7 +587,7 @@ class Pipeline:
 
         r = np.where(bases.shape > 0, np.hypot(bases.size_mm[:, 0], bases.size_mm[:, 1]), bases.base_mm) / MM_PER_IN / 2
         boxes = cylinder_boxes(self.camera, bases.xyz, r + 0.3, self.config.base_thickness_in + 2.5)
-        return np.array([not since.everything and not since.in_box(b) for b in boxes], bool)
+        return np.array(since.unchanged(boxes), bool)
 
     def _refind(self, bases: "Detections", frame: np.ndarray, age: int) -> "Detections":
         from .base_shapes import SHAPE_NAMES
