@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from evalsets import eval_set
+from evalsets import eval_set, match, truth
 
 
 def run(*args, timeout=300):
@@ -61,3 +61,20 @@ def test_track_eval_set_writes_predictions_the_shared_scorer_reads(tmp_path):
     assert summary["precision"] >= 0.98 and summary["recall"] >= 0.3  # 3 of 8 frames given
     states = json.loads(out.read_text())["frames"]
     assert len(states) == 3 and states[-1]["fighters"]
+
+
+def test_track_judges_each_still_on_its_own(tmp_path):
+    """A folder of photographs: the first one's state is whole (no frames of waiting for
+    a fighter to be confirmed), and every state holds what its own picture shows."""
+    folder = eval_set("warcry-1")
+    out = tmp_path / "track.json"
+    p = run("track", folder, "--out", out, "--max-frames", 2, "--no-progress")
+    assert p.returncode == 0, p.stderr
+    states = json.loads(out.read_text())["frames"]
+    frames = truth(folder)["frames"]
+    for state, true in zip(states, frames):
+        seen = [f for f in true["fighters"] if f["visible_fraction"] >= 0.5]
+        found = match([(f["x"], f["y"]) for f in seen], [(f["x"], f["y"]) for f in state["fighters"]])
+        assert len(found) >= 0.95 * len(seen), (state["frame_index"], len(found), len(seen))
+        assert len(state["fighters"]) <= len(true["fighters"]) + 1
+        assert all(t["id"] for t in state["tokens"]) and state["tokens"]

@@ -45,10 +45,14 @@ def main() -> None:
 @click.option("--eval-output", type=click.Path(dir_okay=False), default=None,
               help="predictions in the format of shared/eval (score with its score.py)")
 @click.option("--max-frames", type=int, default=None, help="stop after this many frames")
+@click.option("--stills/--clip", default=None,
+              help="judge each picture on its own (default for a folder of images: a judge's photos) "
+                   "or track the pictures as one clip's consecutive frames (default for a video)")
 @click.option("--progress/--no-progress", default=True, show_default=True)
-def track(source, game, camera_json, table_json, out, eval_output, max_frames, progress):
+def track(source, game, camera_json, table_json, out, eval_output, max_frames, stills, progress):
     """Track SOURCE: a footage folder (game.yaml, calib/, table.jpg and clip.mp4 or
-    frames/), a video file or an image folder (then give --game, --camera, --table)."""
+    frames/), a video file or an image folder (then give --game, --camera, --table).
+    Photographs (an image folder) are judged one by one, each state complete on its own."""
     from tqdm import tqdm
 
     from .pipeline import Pipeline
@@ -67,10 +71,12 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, p
     for w in pipe.setup.warnings:
         click.echo(f"warning: {w}", err=True)
     src = open_source(source)
-    if eval_output or src.frame_files is not None:
-        # Evaluation measures what each frame shows, and an image folder's frames need
-        # not be consecutive: look at the whole table in every frame.
+    if stills is None:
+        stills = src.frame_files is not None
+    if eval_output and not stills:
+        # Evaluation measures what each frame shows: look at the whole table in every frame.
         pipe.full_every = 1
+    judge = pipe.judge_still if stills else pipe.process
     states, preds = [], []
     error: UserError | None = None
     total = src.frame_count if max_frames is None else min(max_frames, src.frame_count or max_frames)
@@ -78,7 +84,7 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, p
         for index, t, frame in tqdm(src, total=total, unit="frame", disable=not progress, desc="tracking"):
             if max_frames is not None and index >= max_frames:
                 break
-            r = pipe.process(frame, index, t)
+            r = judge(frame, index, t)
             states.append(r.state.to_dict())
             preds.append(_eval_frame(r))
     except UserError as e:  # a truncated video: keep and write what was tracked
@@ -86,7 +92,7 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, p
     finally:
         src.close()
     if out:
-        Path(out).write_text(json.dumps({"frames": states, "events": pipe.tracker.events_as_dicts(),
+        Path(out).write_text(json.dumps({"frames": states, "events": [] if stills else pipe.tracker.events_as_dicts(),
                                          "skipped_frames": src.skipped}, indent=1))
     if eval_output:
         Path(eval_output).write_text(json.dumps({"frames": preds}))

@@ -94,10 +94,22 @@ class Side:
 
 
 @dataclass(frozen=True)
+class TokenStyle:
+    """One colour an untagged token of a kind may have on this table (``untagged_token_styles``)."""
+
+    name: str
+    bgr: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
 class TokenSpec:
+    """``untagged_styles``: the colours of this kind's untagged discs; empty means the
+    physical spec's defaults (a gold treasure, a white or black objective)."""
+
     diameter_in: float = 1.0
     tag_ids: tuple[int, ...] = ()
     untagged: int = 0
+    untagged_styles: tuple[TokenStyle, ...] = ()
 
 
 STATE_TAG_IDS = range(80, 100)  # physical spec: DICT_4X4_100 ids 80-99 are state tokens
@@ -214,7 +226,7 @@ class GameConfig:
                 "name", "video", "fps", "roster")
         # A misspelt key is the cause of whatever else looks wrong: report it first.
         r.expect("kind", "table", "sides", "tokens", "terrain_library", "calibration_board", "image",
-                 "base_thickness_in", "epic", "state_tokens")
+                 "base_thickness_in", "epic", "state_tokens", "untagged_token_styles")
         kind = r.get("kind", str, "warcry")
         if kind not in ("warcry", "epic"):
             raise ConfigError(f"config.kind: '{kind}' is not a game this tracker knows; use 'warcry' or 'epic'")
@@ -245,7 +257,13 @@ class GameConfig:
             bgr = sr.get("rim_bgr", list)
             if len(bgr) != 3 or not all(0 <= int(c) <= 255 for c in bgr):
                 raise ConfigError(f"{sr.where}.rim_bgr: give three numbers 0-255 (blue, green, red)")
-            round_mm, shaped = _bases(sr.get("bases_mm", list, []), sr.where + ".bases_mm")
+            sr.allow("units")  # the eval sets' stand counts per unit: the epic section says it too
+            listed = sr.get("bases_mm", list, [])
+            if sr.get("bases", list, None) is not None:
+                listed = _shaped_roster(sr.get("bases", list), sr.where + ".bases", len(listed))
+                round_mm, shaped = _bases(listed, sr.where + ".bases")
+            else:
+                round_mm, shaped = _bases(listed, sr.where + ".bases_mm")
             style = sr.choice("rim_style", RIM_STYLES, "ring")
             sides.append(Side(index=sr.get("index", int, i), colour=sr.get("colour", str),
                               rim_bgr=tuple(int(c) for c in bgr), bases_mm=round_mm, shaped=shaped,
@@ -258,12 +276,14 @@ class GameConfig:
 
         tokens: dict[str, TokenSpec] = {}
         tr = r.sub("tokens", {})
+        styles = _token_styles(r.sub("untagged_token_styles", None))
         for kind_name in ("objective", "treasure"):
             spec = tr.sub(kind_name, {})
             ids = spec.get("tag_ids", list, [])
             tokens[kind_name] = TokenSpec(
                 diameter_in=spec.get("diameter_in", float, 1.0),
-                tag_ids=tuple(int(x) for x in ids), untagged=spec.get("untagged", int, 0))
+                tag_ids=tuple(int(x) for x in ids), untagged=spec.get("untagged", int, 0),
+                untagged_styles=styles.get(kind_name, ()))
             spec.done()
         tr.done()
 
@@ -368,6 +388,42 @@ def _state_tokens(sr: "_Reader | None", tokens: dict[str, TokenSpec]) -> StateTo
                               f"an activation token counts 1 (leave count out)")
         tags[tag] = StateTokenSpec(tag, meaning, count)
     return StateTokens(tags=tags, diameter_in=diameter, reach_in=reach)
+
+
+def _token_styles(sr: "_Reader | None") -> dict[str, tuple[TokenStyle, ...]]:
+    """``untagged_token_styles: {objective: [{name: red, bgr: [40, 40, 200]}], treasure: [...]}``."""
+    if sr is None:
+        return {}
+    sr.expect("objective", "treasure")
+    out: dict[str, tuple[TokenStyle, ...]] = {}
+    for kind in ("objective", "treasure"):
+        styles = []
+        for k, e in enumerate(sr.get(kind, list, [])):
+            er = _Reader(e, f"{sr.where}.{kind}[{k}]")
+            bgr = er.get("bgr", list)
+            if len(bgr) != 3 or not all(isinstance(c, (int, float)) and 0 <= c <= 255 for c in bgr):
+                raise ConfigError(f"{er.where}.bgr: give three numbers 0-255 (blue, green, red)")
+            styles.append(TokenStyle(er.get("name", str), tuple(int(c) for c in bgr)))
+            er.done()
+        out[kind] = tuple(styles)
+    return out
+
+
+def _shaped_roster(entries: list, where: str, n_listed: int) -> list:
+    """A side's ``bases`` (the eval sets' form: one ``{shape, size_mm: [width, depth]}`` per
+    fighter) as ``bases_mm`` entries; it says each base's shape, which ``bases_mm`` alone
+    (an oval's larger size as a number) cannot."""
+    if n_listed and len(entries) != n_listed:
+        raise ConfigError(f"{where}: {len(entries)} bases but bases_mm lists {n_listed}; give one entry "
+                          f"per fighter in both (or only bases)")
+    out: list = []
+    for k, e in enumerate(entries):
+        er = _Reader(e, f"{where}[{k}]")
+        er.expect("shape", "size_mm")
+        shape = er.choice("shape", BASE_SHAPES)
+        size = er.get("size_mm", list)
+        out.append({"shape": shape, "mm": size[0] if shape == "round" else size})
+    return out
 
 
 def _bases(entries: list, where: str) -> tuple[tuple[float, ...], tuple[BaseSize, ...]]:

@@ -809,6 +809,28 @@ class Pipeline:
         return FrameResult(index, time_s, frame, state, dets, timings, epic)
 
 
+    def judge_still(self, frame: np.ndarray, index: int = 0, time_s: float = 0.0) -> FrameResult:
+        """One photograph judged on its own (a judge's still at a round's end, a folder of
+        stills): the camera re-posed from its table markers, the whole table and its tokens
+        looked at, and the state built from what this picture shows alone
+        (``tracking.still_state``): no fighter kept from another frame, none waiting to be
+        confirmed. The tracker of a clip is left untouched."""
+        from .tracking import still_state
+
+        self._update_pose(frame, index)
+        self.look = "full"
+        dets = _look_whole(self.detector, frame, True)
+        timings = dict(self.detector.timings_ms)
+        state = replace(still_state(dets, self.config, index, time_s), calibration_health=self.health)
+        epic = None
+        if self.config.epic is not None:
+            from .epic_table import EpicTable
+
+            epic = EpicTable(self.config.epic).observe(state)  # units grouped from this picture alone
+            state = replace(epic.state, extra={"epic": epic.summary()})
+        return FrameResult(index, time_s, frame, state, dets, timings, epic)
+
+
 class _HeldLook:
     """A background look made at once and held back until ``ready_at`` frames have been
     processed: the worker's timing made repeatable (``Pipeline.look_delay_frames``)."""

@@ -584,3 +584,53 @@ class FighterTracker:
         while f"{kind}-u{n}" in prev or f"{kind}-u{n}" in seen:
             n += 1
         return f"{kind}-u{n}"
+
+
+def still_state(dets: Detections, config: GameConfig, index: int = 0, time_s: float = 0.0) -> WorldState:
+    """The world state one photograph shows, on its own: every base and token in
+    ``dets`` as it was seen, nothing remembered from other frames (a judge's photo of the
+    table at the end of a round is complete in itself). Fighters are numbered ``s<side>-<n>``
+    across the table (by y, then x), untagged tokens ``<kind>-u<n>`` the same way; a tagged
+    token is ``<kind>-<tag>`` as in a clip.
+
+    >>> from tracker.detection import Detections
+    >>> d = Detections.from_rows([{"xyz": (5.0, 2.0, 0.0), "kind": KIND_BASE, "side": 1, "base_mm": 32.0},
+    ...                           {"xyz": (9.0, 4.0, 0.0), "kind": KIND_OBJECTIVE, "tag_id": 42}])
+    >>> st = still_state(d, GameConfig.from_dict({"sides": [{"colour": "red", "rim_bgr": [0, 0, 200]},
+    ...                                                     {"colour": "blue", "rim_bgr": [200, 0, 0]}]}))
+    >>> [(f.id, f.side, f.base.size_mm) for f in st.fighters], [t.id for t in st.tokens]
+    ([('s1-1', 1, (32.0, 32.0))], ['objective-42'])
+    """
+    bases = dets[dets.kind == KIND_BASE]
+    bases = bases[_one_per_place(bases)]
+    fighters = []
+    count: dict[int, int] = {}
+    for j in np.lexsort((bases.xyz[:, 0], bases.xyz[:, 1])) if len(bases) else ():
+        side = int(bases.side[j])
+        count[side] = count.get(side, 0) + 1
+        shape = _shape_of(bases, j)
+        if shape:
+            base = Base(shape["shape"], shape["size_mm"][0] / MM_PER_IN, shape["size_mm"][1] / MM_PER_IN,
+                        round(shape["angle_deg"], 2))
+        else:
+            base = Base.round_mm(float(bases.base_mm[j]))
+        x, y, z = map(float, bases.xyz[j])
+        fighters.append(Fighter(id=f"s{side}-{count[side]}", side=side, x=x, y=y, z=z, base=base,
+                                sigma_in=float(bases.sigma_in[j])))
+    toks = dets[(dets.kind == KIND_OBJECTIVE) | (dets.kind == KIND_TREASURE)]
+    tokens = []
+    untagged: dict[str, int] = {}
+    for k in np.lexsort((toks.xyz[:, 0], toks.xyz[:, 1])) if len(toks) else ():
+        kind = KIND_NAMES[int(toks.kind[k])]
+        tag = int(toks.tag_id[k])
+        if tag >= 0:
+            tid = f"{kind}-{tag}"
+        else:
+            untagged[kind] = untagged.get(kind, 0) + 1
+            tid = f"{kind}-u{untagged[kind]}"
+        x, y, z = map(float, toks.xyz[k])
+        tokens.append(Token(id=tid, kind=kind, x=x, y=y, z=z, tag_id=tag if tag >= 0 else None,
+                            diameter_in=config.tokens[kind].diameter_in, sigma_in=float(toks.sigma_in[k])))
+    return WorldState(frame_index=index, time_s=time_s, fighters=tuple(fighters),
+                      tokens=tuple(sorted(tokens, key=lambda t: t.id)), terrain=dets.terrain,
+                      hands_over_table=dets.hands)
