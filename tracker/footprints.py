@@ -303,7 +303,7 @@ def find_untagged(camera: Any, image: np.ndarray, config: Any, tagged: Sequence[
         solidity = area / hull_area if hull_area > 0 else 0.0
         straight = _straight_fraction(c, segs, m.shape, ppi)
         world = _to_world(c.reshape(-1, 2), rect, ppi)
-        poly = Polygon(world).buffer(0)
+        poly = _largest(Polygon(world).buffer(0))  # (a self-touching outline mends into parts)
         ok = fill >= MIN_FILL and solidity >= MIN_SOLIDITY and straight >= MIN_STRAIGHT_FRACTION
         why = "" if ok else ("hollow" if fill < MIN_FILL else "not solid" if solidity < MIN_SOLIDITY
                              else "no straight edges")
