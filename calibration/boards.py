@@ -61,7 +61,7 @@ class CharucoBoard:
 
     def detect(self, gray) -> BoardView:
         gray = to_gray(gray)
-        cc, cids, mc, mids = self.detector.detectBoard(gray)
+        cc, cids, mc, mids = self._detect_scaled(gray)
         if cids is None or len(cids) == 0:
             if mids is not None and len(mids) > 0:
                 raise BoardNotFound(f"{len(mids)} board markers but no chessboard corners (wrong board size or dictionary?)")
@@ -73,6 +73,31 @@ class CharucoBoard:
         img = cv2.cornerSubPix(gray, img.reshape(-1, 1, 2).copy(), (4, 4), (-1, -1),
                                (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_COUNT, 40, 0.001)).reshape(-1, 2)
         return BoardView(self.all_corners[cids].copy(), img, cids)
+
+
+    def _detect_scaled(self, gray):
+        """detectBoard at the picture's own size, then, while too few corners are found,
+        on the picture enlarged 2x and 3x (coordinates scaled back): a board a few feet
+        below a 720p camera has markers of 3 px a cell, under what the marker detector
+        reads; enlarged, it reads them (cornerSubPix then refines at the native size)."""
+        best = self.detector.detectBoard(gray)
+        for scale in UPSCALES:
+            n = 0 if best[1] is None else len(best[1])
+            if n >= self.min_corners:
+                break
+            big = cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+            cc, cids, mc, mids = self.detector.detectBoard(big)
+            if cids is not None and len(cids) > n:
+                # a pixel centre at c in the enlarged picture is (c + 0.5) / scale - 0.5 here
+                best = (np.asarray(cc, np.float32) * (1 / scale) + (0.5 / scale - 0.5), cids,
+                        mc, mids)
+            elif best[3] is None and mids is not None:
+                best = (best[0], best[1], mc, mids)
+        return best
+
+
+# Enlargements tried in turn when a ChArUco board's corners are too few at native size.
+UPSCALES = (2, 3)
 
 
 class ChessBoard:
