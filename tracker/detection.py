@@ -33,6 +33,8 @@ from .base_shapes import SHAPE_CODES, depth_inside, fit_shapes, outline_kernel, 
 from .calibrate import RIM_CONTRAST_MIN, rim_contrasts
 from .config import GameConfig
 from .world import MM_PER_IN, TerrainPiece
+from .vision.colour import TableLight, paper_white
+from .vision.tokens import TokenStyles, face_samples
 
 KIND_BASE, KIND_OBJECTIVE, KIND_TREASURE = 0, 1, 2
 # A tagged state token (activation, damage: ids 80-99), never an objective or treasure.
@@ -633,6 +635,8 @@ class TableDetector:
                  terrain: tuple[TerrainPiece, ...] = ()):
         self.config = config
         self.camera = camera
+        self.light = TableLight()  # the table's white balance (set_background reads it off the markers)
+        self._token_styles = TokenStyles((), (), np.zeros((0, 3), np.float32))
         self.image_size = image_size or getattr(getattr(camera, "intrinsics", None), "image_size", None) \
             or config.image_size or (1280, 720)
         self.px_per_in = px_per_in or self._native_px_per_in()
@@ -861,6 +865,15 @@ class TableDetector:
         which costs recall where fighters stood)."""
         self._background_bgr = empty_table_bgr
         self._bg_probe = self._probe_ok = None
+        # The table's white balance, from its markers' paper: rims and tokens are
+        # compared with their paint colours as this camera renders them.
+        paper = None if empty_table_bgr is None else paper_white(empty_table_bgr, self.camera, self.config.table.markers)
+        self.light = TableLight(paper)
+        self._token_styles = TokenStyles.from_config(
+            {k: spec.untagged_styles for k, spec in self.config.tokens.items() if spec.untagged_styles}, self.light)
+        self._rim_paint = {s: lab.astype(np.float32) for s, lab, _ in self._side_lab()}
+        self._rim_seen = {s: v.copy() for s, v in self._rim_paint.items()}
+        self._rim_in_use = {s: v.copy() for s, v in self._rim_seen.items()}
         self._last_relit = self._last_hand = None
         if empty_table_bgr is not None and empty_table_bgr.shape[:2] == self._probe_size:
             bg = empty_table_bgr[self._probe_xy].astype(np.float32)
@@ -882,7 +895,7 @@ class TableDetector:
         self._rims_floor = None if self._bg_floor is None else RimColours(self._bg_floor, rims)
         self._rims_platforms = [RimColours(b, rims) for b in self._bg_platforms]
         self._gold = None if self._bg_floor is None else \
-            RimColours(self._bg_floor, [_lab(np.uint8([[TOKEN_COLOURS_BGR["treasure"]]]))[0, 0]])
+            RimColours(self._bg_floor, [_lab(np.uint8([[self.light.as_seen(TOKEN_COLOURS_BGR["treasure"])]]))[0, 0]])
 
     # -- per frame -------------------------------------------------------------------
     def relight(self, frame: np.ndarray) -> np.ndarray:
@@ -1413,6 +1426,12 @@ class TableDetector:
                 # Blur or a shadow over its tag: still the game's token, of its colour's
                 # kind (a soft focus had lost 8 of the eval sets' 11 tagged objectives).
                 add(xy, 0.0, KIND_OBJECTIVE if which == "objective" else KIND_TREASURE, -1, score)
+            elif (styled := self._styled_token(lab, xy, d)) is not None:
+                # A flat disc of one of the colours the config gives this table's plain
+                # tokens (untagged_token_styles), whichever pass found it.
+                add(xy, 0.0, styled, -1, score)
+            elif which in self._token_styles_by_kind:
+                pass  # a kind whose plain tokens' colours are configured: this face is none of them
             elif which == "treasure" and self.config.tokens["treasure"].untagged > 0:
                 add(xy, 0.0, KIND_TREASURE, -1, score)
             elif which == "objective" and self.config.tokens["objective"].untagged > 0 and self._neutral_disc(lab, xy):
@@ -1429,6 +1448,25 @@ class TableDetector:
         dets = Detections.from_rows(rows)
         self._add_sigma(dets)
         return dets
+
+    @property
+    def _token_styles_by_kind(self) -> set[str]:
+        """The token kinds whose plain tokens' colours the config lists (and that have some)."""
+        return {k for k, spec in self.config.tokens.items() if spec.untagged > 0 and spec.untagged_styles}
+
+    def _styled_token(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0) -> int | None:
+        """KIND_OBJECTIVE / KIND_TREASURE if the floor disc at ``xy`` has the flat face of
+        one of the configured plain-token colours of a kind the table has plain tokens
+        of (vision.tokens), else None."""
+        styles = self._token_styles
+        if not styles:
+            return None
+        c = self.floor.to_pixel(np.asarray(xy, float)[None])[0]
+        rims = np.array([self._rim_seen[s] for s, _, _ in self._side_lab()], np.float32)
+        got = styles.face_kind(face_samples(lab, c, diameter_in / 2 * self.px_per_in), rims)
+        if got is None or self.config.tokens[got[0]].untagged <= 0:
+            return None
+        return KIND_OBJECTIVE if got[0] == "objective" else KIND_TREASURE
 
     def _neutral_disc(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0) -> bool:
         """Little colour over the disc's middle (printed card is neutral)."""
@@ -1471,8 +1509,13 @@ class TableDetector:
             # tokens lying on it.
             keep_base &= (inside & (tokens.tag_id[:, None] >= 0)).sum(axis=0) < 2
             for i in np.flatnonzero(inside.any(axis=1)):
-                if tokens.tag_id[i] >= 0 or (tokens.kind[i] == KIND_OBJECTIVE
-                                             and self._objective_face(lab, tokens.xyz[i, :2])):
+                # A flat disc of a plain token's colour with no rim beyond it: the base
+                # "around" it is the token's own edge, unless a larger base's rim lies
+                # round it (a gold miniature on a 40 mm base is no treasure).
+                token_sized = bases.base_mm[inside[i]] <= 1.2 * self._paper_diameter_in() * MM_PER_IN
+                styled = token_sized.all() and self._styled_token(lab, tokens.xyz[i, :2]) == tokens.kind[i]
+                if tokens.tag_id[i] >= 0 or styled or (tokens.kind[i] == KIND_OBJECTIVE
+                                                       and self._objective_face(lab, tokens.xyz[i, :2])):
                     # Nothing stands on a token: a "base" centred on it is the disc's own
                     # edge read as a rim (a white side's rect stands fit a white disc).
                     keep_base &= ~(d[i] < 0.5)
@@ -1867,14 +1910,15 @@ class TableDetector:
         the config's sides stay the same: a look asks for them some hundred times (one
         Lab conversion per side each time). The colours are read-only."""
         sides = self.config.sides
+        light = self.light
         key = (tuple((s.index, tuple(s.rim_bgr), tuple(s.bases_mm), bool(getattr(s, "shaped", ()))) for s in sides),
-               self.config.base_diameters_mm)
+               self.config.base_diameters_mm, tuple(light.gain))
         cached = getattr(self, "_side_lab_cache", None)
         if cached is not None and cached[0] == key:
             return list(cached[1])
         out = []
         for s in sides:
-            lab = _lab(np.uint8([[s.rim_bgr]]))[0, 0]
+            lab = _lab(np.uint8([[light.as_seen(s.rim_bgr)]]))[0, 0]  # the paint under this table's light
             lab.setflags(write=False)
             sizes = tuple(sorted(set(s.bases_mm))) or (() if getattr(s, "shaped", ()) else (
                 self.config.base_diameters_mm or (25.0, 32.0, 40.0, 50.0, 60.0)))

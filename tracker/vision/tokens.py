@@ -1,0 +1,126 @@
+"""Plain (untagged) tokens told apart by their configured colours.
+
+A 1 in token and a 25 mm base look the same size from above; what tells them apart is
+that a token is one flat colour all over (its face, embossed rings and a glint of the
+same hue), while a base carries a miniature of other paints inside its rim. The game
+config lists each kind's untagged colours (``untagged_token_styles``); this stage
+compares a disc's face with them, as this table's light renders them
+(``vision.colour.TableLight``).
+
+In: the disc's face as Lab samples (the detector's ``_lab``: L scaled by 0.35, a and b
+centred on 0), the styles. Out: the kind and style name the face is, or None.
+
+>>> import numpy as np
+>>> from tracker.config import TokenStyle
+>>> styles = TokenStyles.from_config({"objective": (TokenStyle("red", (40, 40, 170)),),
+...                                   "treasure": (TokenStyle("gold", (45, 165, 210)),)})
+>>> red = styles.labs[0]
+>>> flat = np.tile(red, (2 * INNER, 1)) + np.random.default_rng(0).normal(0, 2, (2 * INNER, 3))
+>>> styles.face_kind(flat)
+('objective', 'red')
+>>> styles.face_kind(np.r_[flat[:INNER], np.tile([20.0, -30.0, 40.0], (INNER, 1))]) is None  # a rim round it
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import cv2
+import numpy as np
+
+# A face sample this near a style's colour (in the detector's Lab: L scaled by 0.35) is
+# that colour; glints and embossed rings of the same paint stay within it.
+FACE_TOL = 16.0
+# This share of the face must be the style's colour: a miniature inside a rim of the
+# token's colour leaves much less of it (it shows its own paints).
+FACE_SHARE = 0.6
+# A plain token's face lies flat on the table: its middle gets the table's light, within
+# these factors of the style's colour as seen (a miniature's middle, shaded by its own
+# parts, reads darker; the renders' flat tokens read 0.85-1.0).
+FLAT_LIGHT = (0.7, 1.3)
+_ANGLES = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+INNER = 4 * len(_ANGLES)  # face_samples: the inner rings' samples come first
+
+
+def _lab(bgr: Any) -> np.ndarray:
+    lab = cv2.cvtColor(np.uint8([[bgr]]), cv2.COLOR_BGR2LAB)[0, 0].astype(np.float32)
+    return lab * np.float32([0.35, 1.0, 1.0]) - np.float32([0.0, 128.0, 128.0])
+
+
+@dataclass(frozen=True)
+class TokenStyles:
+    """Every configured untagged token colour: ``kinds[i]``, ``names[i]`` and its colour
+    as seen, ``labs[i]``."""
+
+    kinds: tuple[str, ...]
+    names: tuple[str, ...]
+    labs: np.ndarray
+
+    @classmethod
+    def from_config(cls, styles: Mapping[str, Any], light: Any = None) -> "TokenStyles":
+        kinds, names, labs = [], [], []
+        for kind, entries in styles.items():
+            for st in entries:
+                bgr = light.as_seen(st.bgr) if light is not None else st.bgr
+                kinds.append(kind)
+                names.append(st.name)
+                labs.append(_lab(bgr))
+        return cls(tuple(kinds), tuple(names), np.array(labs, np.float32).reshape(-1, 3))
+
+    def __bool__(self) -> bool:
+        return bool(self.kinds)
+
+    def face_kind(self, face: np.ndarray, rims: np.ndarray | None = None) -> tuple[str, str] | None:
+        """(kind, style name) of the token whose face these samples are (``face_samples``:
+        its inner rings, then its outer), or None. The nearest style to the face's median
+        colour, if ``FACE_SHARE`` of the inner samples and of the outer ones lie within
+        ``FACE_TOL`` of it, and the outer ones are nearer it than any of ``rims`` (the
+        sides' rim colours as seen): a 25 mm base whose miniature has a token's colour
+        still shows its rim round the edge."""
+        if not self or len(face) == 0:
+            return None
+        face = np.asarray(face, np.float32).reshape(-1, 3)
+        med = np.median(face[:INNER], axis=0)[None]
+        i = int(np.argmin(shade_distance(med, self.labs)[0]))
+        if not FLAT_LIGHT[0] <= shade_of(med[0], self.labs[i]) <= FLAT_LIGHT[1]:
+            return None  # a token's face lies flat in the table's light; a miniature's parts do not
+        d = shade_distance(face, self.labs[i:i + 1])[:, 0]
+        inner, outer = d[:INNER], d[INNER:]
+        if (inner <= FACE_TOL).mean() < FACE_SHARE or (outer <= FACE_TOL).mean() < FACE_SHARE:
+            return None
+        if rims is not None and len(rims):
+            to_rim = shade_distance(face[INNER:], np.asarray(rims, np.float32)).min(axis=1)
+            if (to_rim < outer).mean() > 1 - FACE_SHARE:
+                return None
+        return self.kinds[i], self.names[i]
+
+
+def shade_of(sample: np.ndarray, colour: np.ndarray) -> float:
+    """How much light ``sample`` gets as ``colour``'s paint: 1 as at set-up, 0.5 half."""
+    c = np.asarray(colour, np.float32)
+    return float(np.dot(sample, c) / max(float(np.dot(c, c)), 1e-6))
+
+
+def shade_distance(samples: np.ndarray, colours: np.ndarray) -> np.ndarray:
+    """(N, K) distances from each sample to each colour's shading line: one paint in
+    more or less light (a shadow, an embossed ring, the disc's side toward the camera)
+    keeps its hue and scales its lightness and chroma together, so it lies near the line
+    from black to its colour (in the detector's Lab, black is the origin). Shading from
+    half to 1.3 times the colour's own light is allowed."""
+    p = np.asarray(samples, np.float32).reshape(-1, 1, 3)
+    c = np.asarray(colours, np.float32).reshape(1, -1, 3)
+    t = np.clip((p * c).sum(axis=2) / np.maximum((c * c).sum(axis=2), 1e-6), 0.5, 1.3)
+    return np.linalg.norm(p - t[..., None] * c, axis=2)
+
+
+def face_samples(lab: np.ndarray, centre_px: np.ndarray, radius_px: float) -> np.ndarray:
+    """A disc's face in a top-down view (``lab``, the disc centred at ``centre_px`` with
+    ``radius_px``): ``INNER`` samples on rings at 0.15-0.55 of the radius, then as many
+    on rings at 0.8-0.86 (between a token's embossed rings; a base's rim band), 24
+    angles each."""
+    rho = np.array([0.15, 0.3, 0.45, 0.55, 0.8, 0.83, 0.86, 0.86], np.float32) * radius_px
+    X = (centre_px[0] + rho[:, None] * np.cos(_ANGLES)[None, :]).astype(np.float32)
+    Y = (centre_px[1] + rho[:, None] * np.sin(_ANGLES)[None, :]).astype(np.float32)
+    return cv2.remap(lab, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(-1, 3)
