@@ -33,6 +33,7 @@ from .base_shapes import SHAPE_CODES, depth_inside, fit_shapes, outline_kernel, 
 from .calibrate import RIM_CONTRAST_MIN, rim_contrasts
 from .config import GameConfig
 from .world import MM_PER_IN, TerrainPiece
+from .vision.bare import BARE_SHARE, changed_share
 from .vision.colour import TableLight, paper_white
 from .vision.tokens import TokenStyles, face_samples
 
@@ -1448,6 +1449,23 @@ class TableDetector:
         dets = Detections.from_rows(rows)
         self._add_sigma(dets)
         return dets
+
+    def bare(self, frame: np.ndarray, xyz: np.ndarray, radius_in: np.ndarray) -> np.ndarray:
+        """Which places (centre ``xyz`` on the surface there, ``radius_in``) look as the
+        empty table does in ``frame`` (vision.bare): nothing stands there. All False
+        without an empty-table picture."""
+        xyz = np.asarray(xyz, float).reshape(-1, 3)
+        if self._background_bgr is None or self._background_bgr.shape != frame.shape:
+            return np.zeros(len(xyz), bool)
+        out = changed_share(self.relight(frame), self._background_bgr, self.camera, xyz, radius_in) < BARE_SHARE
+        # A place on the floor that terrain hides from the camera looks as the empty table
+        # does whether or not a fighter stands there: never judged bare.
+        r = np.broadcast_to(np.asarray(radius_in, float), (len(xyz),))
+        for i in np.flatnonzero(out & (xyz[:, 2] <= 0.0)):
+            c, rr = np.round(self.floor.to_pixel(xyz[i:i + 1, :2])[0]).astype(int), int(np.ceil(r[i] * self.px_per_in))
+            win = self._terrain_mask_floor[max(c[1] - rr, 0):c[1] + rr + 1, max(c[0] - rr, 0):c[0] + rr + 1]
+            out[i] = not win.any()
+        return out
 
     @property
     def _token_styles_by_kind(self) -> set[str]:

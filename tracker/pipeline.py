@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pickle
@@ -799,7 +800,7 @@ class Pipeline:
         timings = dict(self.detector.timings_ms) if self.look in ("full", "region", "follow") else {}
         if self.gate is not None:
             timings["gate"] = self._gate_ms
-        state = self.tracker.update(dets, index, time_s)
+        state = self.tracker.update(dets, index, time_s, bare=functools.partial(self.detector.bare, frame))
         state = replace(state, calibration_health=self.health)
         epic = None
         if self.epic is not None:

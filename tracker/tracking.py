@@ -142,6 +142,7 @@ class FighterTracker:
         # HAND_MASK_GROWTH_IN round the skin already; a token half under a finger is not found).
         self.token_hand_margin_in = 0.25
         self._lost: list[tuple[_Track, float]] = []  # fighters recently gone, for re-identification
+        self._bare = None  # this frame's bare-table test (update)
         self.reidentify_s = 15.0
         # Fighters this close (edge to edge, inches) move as one when most of them do.
         self.unit_gap_in = 0.5
@@ -167,7 +168,12 @@ class FighterTracker:
     def _gate(self, frames_gap: int) -> float:
         return 0.6 + self.max_speed_in_s * max(1, frames_gap) / self.fps
 
-    def update(self, dets: Detections, index: int, time_s: float) -> WorldState:
+    def update(self, dets: Detections, index: int, time_s: float, bare=None) -> WorldState:
+        """This frame's detections into the state. ``bare``: (xyz (N, 3), radius_in (N,))
+        -> which places look as the empty table does in this frame (the detector's
+        ``bare``); a fighter not found whose place is bare, with no hand near it, is gone
+        now, not after ``grace_s``."""
+        self._bare = bare
         bases = dets[dets.kind == KIND_BASE]
         bases = bases[_one_per_place(bases)]
         if self.state_tokens is not None and self.state_tokens.tracks:
@@ -301,14 +307,17 @@ class FighterTracker:
                                           or t.occluded)
         if dets.hands:
             self._hide_lifted_units(index, dets)
+        plainly_gone = self._plainly_gone(dets, index)
         keep = []
         for t in self.tracks:
             gone_s = (index - t.last_seen) / self.fps
-            if t.last_seen == index or (t.confirmed and (dets.hands or gone_s <= self.grace_s)):
+            gone = id(t) in plainly_gone
+            if not gone and (t.last_seen == index or (t.confirmed and (dets.hands or gone_s <= self.grace_s))):
                 keep.append(t)
             elif t.confirmed:
+                detail = {"x": round(float(t.xyz[0]), 2), "y": round(float(t.xyz[1]), 2)}
                 self.events.append(Event(index, time_s, "removed", t.id,
-                                         {"x": round(float(t.xyz[0]), 2), "y": round(float(t.xyz[1]), 2)}))
+                                         detail | ({"reason": "its place is bare table"} if gone else {})))
                 self._lost.append((t, time_s))
             # an unconfirmed track that missed a frame is dropped silently: a phantom
         self.tracks = keep
@@ -320,6 +329,18 @@ class FighterTracker:
                                           last_seen=index, first_seen=index, **_shape_of(bases, j)))
                 if self.confirm_hits <= 1:
                     self._confirm(self.tracks[-1], index, time_s)
+
+    def _plainly_gone(self, dets: Detections, index: int) -> set[int]:
+        """The confirmed fighters not found this frame whose place the picture shows bare
+        (``bare``), with no hand within an inch of their base: gone, not hidden."""
+        if self._bare is None:
+            return set()
+        missed = [t for t in self.tracks if t.confirmed and t.last_seen != index
+                  and not dets.hand_over(float(t.xyz[0]), float(t.xyz[1]), t.reach_in + 1.0)]
+        if not missed:
+            return set()
+        bare = self._bare(np.array([t.xyz for t in missed]), np.array([t.reach_in for t in missed]))
+        return {id(t) for t, b in zip(missed, bare) if b}
 
     def _hide_lifted_units(self, index: int, dets: Detections) -> None:
         """A group of three or more touching fighters of a side, none seen this frame and
