@@ -1423,6 +1423,8 @@ class TableDetector:
                 pass  # a disc of the state tokens' size with no state tag: no token
             elif tag is not None:
                 add(xy, 0.0, self._token_kind(tag) or KIND_OBJECTIVE, tag, score)
+            elif which == "tag":
+                pass  # a patch of change with no tag read: no token
             elif unread and which in ("objective", "treasure") and getattr(self.config.tokens.get(which), "tag_ids", ()):
                 # Blur or a shadow over its tag: still the game's token, of its colour's
                 # kind (a soft focus had lost 8 of the eval sets' 11 tagged objectives).
@@ -1800,7 +1802,34 @@ class TableDetector:
         # Gold first: its evidence is specific, while the objective pass takes any change.
         for which in ("treasure", "objective"):
             out += [(xy, sc, which) for xy, sc in self._untagged_discs(lab, usable, which, diameter_in, n_max)]
+        n_tags = sum(len(spec.tag_ids) for spec in self.config.tokens.values())
+        if n_tags:
+            # A printed tag on paper as pale as the mat changes the picture only where its
+            # black is: no ring for the passes above. Its body is a compact patch of
+            # change the size of the tag, with unchanged table round it; such patches
+            # are read for a tag (and are tokens only if one is read).
+            taken = [xy for xy, _, _ in out]
+            out += [(xy, sc, "tag") for xy, sc in self._tag_bodies(lab, usable, diameter_in, 2 * n_tags)
+                    if all(np.hypot(*(xy - t)) > 0.5 * diameter_in for t in taken)]
         return out
+
+    def _tag_bodies(self, lab: np.ndarray, usable: np.ndarray, diameter_in: float, n_max: int):
+        """Compact patches of change the size of a token's printed tag (about two thirds
+        of its disc), with little change in a ring round them: (xy, score), best first."""
+        ev = self._disc_evidence(lab, usable, "objective")
+        half = cv2.resize(ev, (ev.shape[1] // 2, ev.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        S = self.px_per_in / 2
+        r_body, r_out = 0.33 * diameter_in * S, 0.75 * diameter_in * S
+        k = int(np.ceil(r_out)) + 1
+        yy, xx = np.mgrid[-k:k + 1, -k:k + 1]
+        rr = np.hypot(xx, yy)
+        body, ring = rr <= r_body, (rr >= 0.6 * diameter_in * S) & (rr <= r_out)
+        kern = body / max(body.sum(), 1) - ring / max(ring.sum(), 1)
+        resp = cv2.filter2D(half, cv2.CV_32F, kern.astype(np.float32), borderType=cv2.BORDER_CONSTANT)
+        rows, cols = _local_maxima(resp, 0.15, max(2, int(r_out)))
+        best = np.argsort(-resp[rows, cols], kind="stable")[:n_max]
+        xy = self.floor.to_world(2 * cols[best] + 0.5, 2 * rows[best] + 0.5)
+        return [(p, float(resp[r, c])) for p, r, c in zip(xy, rows[best], cols[best])]
 
     def _untagged_discs(self, lab: np.ndarray, usable: np.ndarray, kind: str, diameter_in: float, n_max: int):
         """Plain tokens: a treasure is a gold disc, an objective a white disc with a black
