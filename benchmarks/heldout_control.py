@@ -1,0 +1,87 @@
+"""Objective control, as the project's rules call it, on the truth and on the tracker's
+world state (``benchmarks/heldout.py``).
+
+Each frame's control is asked of the rules exactly as the page asks it: Warcry kinds
+``tracker.rules.warcry.objective_control(state)`` (no control carried over: each frame is
+a round's end of its own), Epic ``tracker.rules.epic.control(state, config.epic)`` (Take &
+Hold, Cleanse, Capture markers). The truth's state holds the true fighters (base shape,
+size, heading, side, x, y, z; Epic stands with their unit ``u<N>``) and true tokens, all
+with ``sigma_in = 0``: control follows the measured distances whatever the sigma (sigma
+only turns a verdict into "too close to call"), and only the tracker's verdict is read.
+
+A ruling is reduced to ``{x, y, controller, verdict}``; the truth's and the tracker's are
+paired by position (minimum-cost matching within 0.75 in, the scorer's own ``match``).
+Per true objective-frame: ``agree`` (same controller, None included); ``flagged`` (a
+different controller, but the tracker's verdict is too close to call); ``wrong`` (a
+different controller called outright, or the objective missing from the tracker's
+state: ``missing`` counts those). Tracker objectives with no true one are ``extra``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from tracker.rules.ruling import TOO_CLOSE
+from tracker.world import MM_PER_IN, Base, Fighter, Token, WorldState
+
+CM_PER_IN = 2.54
+GATE_IN = 0.75
+
+
+def _base(f: dict) -> Base:
+    if f.get("shape", "round") == "round" or "size_mm" not in f:
+        return Base.round_mm(float(f["base_mm"]))
+    w, d = (float(v) / MM_PER_IN for v in f["size_mm"])
+    return Base(f["shape"], w, d, float(f.get("angle_deg", 0.0)))
+
+
+def truth_state(frame: dict) -> WorldState:
+    """A WorldState of one truth frame's fighters and tokens (sigma 0, none occluded)."""
+    fighters = tuple(
+        Fighter(id=f"t{f['id']}", side=int(f["team"]), x=float(f["x"]), y=float(f["y"]), z=float(f["z"]),
+                base=_base(f), unit=None if f.get("unit") is None else f"u{f['unit']}")
+        for f in frame["fighters"])
+    tokens = tuple(
+        Token(id=t.get("objective_id") or f"{t['kind']}-{i}", kind=t["kind"], x=float(t["x"]), y=float(t["y"]),
+              z=float(t.get("z", 0.0)), diameter_in=float(t.get("diameter_in", 1.0)), tag_id=t.get("tag_id"))
+        for i, t in enumerate(frame["tokens"]) if t["kind"] in ("objective", "treasure"))
+    return WorldState(frame_index=int(frame["frame"]), fighters=fighters, tokens=tokens)
+
+
+def control_rulings(state: WorldState, epic_config: Any = None) -> list[dict]:
+    """Who controls each objective of ``state``: ``[{x, y, controller, verdict}]``.
+    Warcry rules without ``epic_config``, Epic rules with it."""
+    if epic_config is None:
+        from tracker.rules.warcry import objective_control
+
+        res = objective_control(state)
+        return [{"x": r.details["token"][0], "y": r.details["token"][1],
+                 "controller": res.control.get(r.subject), "verdict": r.verdict} for r in res.rulings]
+    from tracker.epic import markers_in_state
+    from tracker.rules.epic import control
+
+    where = {m.id: (m.x_cm / CM_PER_IN, m.y_cm / CM_PER_IN) for m in markers_in_state(state, epic_config)}
+    res = control(state, epic_config)
+    return [{"x": where[r.subject][0], "y": where[r.subject][1], "controller": res.control.get(r.subject),
+             "verdict": r.verdict} for r in res.rulings if r.subject in where]
+
+
+def compare(truth: list[dict], tracked: list[dict], match: Callable) -> dict[str, int]:
+    """Counts of one frame's true objectives by how the tracker's ruling agrees."""
+    pairs = match([(r["x"], r["y"]) for r in truth], [(r["x"], r["y"]) for r in tracked], GATE_IN)
+    got = {i: j for i, j, _ in pairs}
+    out = {"ctl_n": len(truth), "ctl_agree": 0, "ctl_flag": 0, "ctl_wrong": 0, "ctl_missing": 0,
+           "ctl_extra": len(tracked) - len(pairs)}
+    for i, t in enumerate(truth):
+        if i not in got:
+            out["ctl_wrong"] += 1
+            out["ctl_missing"] += 1
+            continue
+        q = tracked[got[i]]
+        if q["controller"] == t["controller"]:
+            out["ctl_agree"] += 1
+        elif q["verdict"] == TOO_CLOSE:
+            out["ctl_flag"] += 1
+        else:
+            out["ctl_wrong"] += 1
+    return out
