@@ -146,9 +146,13 @@ def render(entry: Entry) -> Path:
     return entry.path
 
 
-def ensure(es: list[Entry], jobs: int = 2, progress: bool = True) -> list[Path]:
-    """Render the entries not yet cached, ``jobs`` at a time; their paths, in order."""
+def ensure(es: list[Entry], jobs: int = 2, progress: bool = True) -> list[Entry]:
+    """Render the entries not yet cached, ``jobs`` at a time. Returns the entries the
+    renderer could not draw (the shared renderer fails on a few seeds: reporting seed
+    200000 raises a GEOS TopologyException); the caller reports them and leaves them out,
+    so a split's figures say how many of its tables they cover."""
     missing = [e for e in es if not e.cached()]
+    failed: list[Entry] = []
     if missing:
         from tqdm import tqdm
 
@@ -159,10 +163,15 @@ def ensure(es: list[Entry], jobs: int = 2, progress: bool = True) -> list[Path]:
                 tqdm(total=len(missing), desc="rendering", unit="set", disable=not progress) as bar:
             futures = {pool.submit(render, e): e for e in missing}
             for fut in as_completed(futures):
-                fut.result()
+                try:
+                    fut.result()
+                except RuntimeError as err:
+                    failed.append(futures[fut])
+                    print(f"the renderer could not draw {futures[fut].name}: "
+                          f"{str(err).strip().splitlines()[-1][:200]}", file=sys.stderr)
                 bar.set_postfix_str(futures[fut].name)
                 bar.update()
-    return [e.path for e in es]
+    return failed
 
 
 def add_selection_args(ap: argparse.ArgumentParser, default_split: str) -> None:
@@ -189,8 +198,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{e.split:9s} {e.seed:7d} {e.kind:13s} {e.width}x{e.height} f{e.frames} "
                   f"{'cached' if e.cached() else 'missing':8s} {e.path}")
         return 0
-    ensure(es, a.jobs)
-    print(f"{len(es)} sets ready under {cache_dir()}")
+    failed = ensure(es, a.jobs)
+    print(f"{len(es) - len(failed)} sets ready under {cache_dir()}" + (f"; {len(failed)} unrenderable" if failed else ""))
     return 0
 
 

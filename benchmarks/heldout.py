@@ -208,7 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     entries = corpus.selection(a)
-    corpus.ensure(entries, a.jobs)
+    unrendered = corpus.ensure(entries, a.jobs)
+    for e in unrendered:
+        print(f"UNRENDERABLE {e.name}: the shared renderer fails on this seed; left out of the figures")
+    entries = [e for e in entries if e not in unrendered]
     t_render = time.perf_counter() - t0
     recs = run_all(jobs_for(entries, a.public), a.jobs)
     failed = [r for r in recs if "error" in r]
@@ -221,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         if r.get("cross_check"):
             print(f"WARNING {r['name']}: tallies differ from score.py: {'; '.join(r['cross_check'])}")
     ok = [r for r in recs if "error" not in r]
-    out: dict = {"split": a.split, "pools": {}, "failed": {r["name"]: r["error"] for r in failed}}
+    out: dict = {"split": a.split, "pools": {}, "failed": {r["name"]: r["error"] for r in failed},
+                 "unrenderable": [e.name for e in unrendered]}
     for pool, title in ((a.split, f"{a.split.upper()} split"), ("public", "public sets (shared/eval/sets)")):
         sub = [r for r in ok if r["pool"] == pool]
         if sub:

@@ -93,7 +93,7 @@ def smoke(request, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
         t0 = time.perf_counter()
-        corpus.ensure(entries, jobs=2, progress=False)
+        assert not corpus.ensure(entries, jobs=2, progress=False)  # every smoke table renders
         t_render = time.perf_counter() - t0
         for e in entries:
             rec = run_set({"path": str(e.path), "name": e.name, "kind": e.kind, "resolution": e.resolution,
