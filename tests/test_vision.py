@@ -71,3 +71,15 @@ def test_plain_tokens_told_from_bases_by_their_configured_colour(warcry2):
     finally:
         det.config = replace(det.config, tokens={**det.config.tokens, "treasure": spec})
         det.set_background(det._background_bgr)
+
+
+def test_vision_doctests():
+    import doctest
+
+    import tracker.vision.colour
+    import tracker.vision.remap
+    import tracker.vision.tokens
+
+    for mod in (tracker.vision.colour, tracker.vision.remap, tracker.vision.tokens):
+        failed, tried = doctest.testmod(mod)
+        assert tried > 0 and failed == 0, mod.__name__

@@ -27,6 +27,8 @@ from typing import NamedTuple, Sequence
 import cv2
 import numpy as np
 
+from .vision.remap import remap_rows
+
 SHAPE_CODES = {"round": 0, "oval": 1, "rect": 2}
 SHAPE_NAMES = {v: k for k, v in SHAPE_CODES.items()}
 
@@ -120,11 +122,10 @@ def _remap(ev: np.ndarray | Sequence[np.ndarray], counts: Sequence[int] | None, 
     (stands followed in windows of their own, fitted together). Each point is sampled
     alone, so the values are those of one remap per map."""
     if counts is None:
-        return cv2.remap(ev, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+        return remap_rows(ev, X, Y)
     per = X.shape[0] // sum(counts)
     bounds = np.cumsum([0, *counts]) * per
-    return np.concatenate([cv2.remap(e, X[a:b], Y[a:b], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
-                                     borderValue=0) for e, a, b in zip(ev, bounds[:-1], bounds[1:]) if b > a])
+    return np.concatenate([remap_rows(e, X[a:b], Y[a:b]) for e, a, b in zip(ev, bounds[:-1], bounds[1:]) if b > a])
 
 
 class ShapeFit(NamedTuple):

@@ -35,6 +35,7 @@ from .config import GameConfig
 from .world import MM_PER_IN, TerrainPiece
 from .vision.bare import BARE_SHARE, changed_share
 from .vision.colour import TableLight, paper_white
+from .vision.remap import remap_rows
 from .vision.tokens import TokenStyles, face_samples
 
 KIND_BASE, KIND_OBJECTIVE, KIND_TREASURE = 0, 1, 2
@@ -2098,8 +2099,7 @@ class TableDetector:
             valid = np.concatenate([np.full(len(group), len(r)) for r, (_, group) in zip(rhos, sized)])
             X = (cx[:, None, None] + rho2[:, None, :] * cos[None, :, None]).astype(np.float32)
             Y = (cy[:, None, None] + rho2[:, None, :] * sin[None, :, None]).astype(np.float32)
-            prof = cv2.remap(ev, X.reshape(-1, m), Y.reshape(-1, m), cv2.INTER_LINEAR,
-                             borderMode=cv2.BORDER_CONSTANT, borderValue=0).reshape(len(cx), n_rays, m)
+            prof = remap_rows(ev, X.reshape(-1, m), Y.reshape(-1, m)).reshape(len(cx), n_rays, m)
             prof *= (np.arange(m)[None, None, :] < valid[:, None, None])  # (no evidence past a ray's end)
             if side not in expected:
                 expected[side] = self._expected_edges(side)
@@ -3067,8 +3067,7 @@ def _fit_rims_at(ev: np.ndarray, cx: np.ndarray, cy: np.ndarray, r_from: float, 
         return []
     X = (cx[:, None, None] + rho[None, None, :] * cos[None, :, None]).astype(np.float32)
     Y = (cy[:, None, None] + rho[None, None, :] * sin[None, :, None]).astype(np.float32)
-    prof = cv2.remap(ev, X.reshape(-1, len(rho)), Y.reshape(-1, len(rho)), cv2.INTER_LINEAR,
-                     borderMode=cv2.BORDER_CONSTANT, borderValue=0).reshape(len(cx), n_rays, len(rho))
+    prof = remap_rows(ev, X.reshape(-1, len(rho)), Y.reshape(-1, len(rho))).reshape(len(cx), n_rays, len(rho))
     return _fit_rims(prof, rho, cos, sin, cx, cy, thin_px=thin_px, mat_floor=np.full(len(cx), mat_floor))
 
 
