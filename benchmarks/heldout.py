@@ -219,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FAILED {r['name']}: {r['error']}")
     for r in recs:
         if r.get("refused"):
-            print(f"REFUSED by the tracker (scored as nothing found) {r['name']}: {r['refused']}")
+            what = "FAILED" if r["refused"].startswith("crashed") else "REFUSED"
+            print(f"{what} in the tracker (scored as nothing found) {r['name']}: {r['refused']}")
     for r in recs:
         if r.get("cross_check"):
             print(f"WARNING {r['name']}: tallies differ from score.py: {'; '.join(r['cross_check'])}")

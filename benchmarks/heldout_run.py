@@ -56,9 +56,7 @@ def run_tracker(folder: Path) -> dict:
     from tracker.pipeline import Pipeline
     from tracker.sources import open_source
 
-    from tracker.config import GameConfig
     from tracker.errors import UserError
-    from tracker.world import WorldState
 
     t0 = time.perf_counter()
     try:
@@ -66,12 +64,7 @@ def run_tracker(folder: Path) -> dict:
     except UserError as e:
         # The tracker refuses the table (e.g. board views that leave the focal length
         # undetermined): it reports nothing, and the set counts as all missed, never left out.
-        n = len(json.loads((folder / "setup.json").read_text())["frames"])
-        epic = GameConfig.load(folder).epic
-        return {"preds": {"frames": [{"frame": i, "fighters": [], "tokens": []} for i in range(n)]},
-                "rulings": [control_rulings(WorldState(frame_index=i), epic) for i in range(n)],
-                "setup_s": time.perf_counter() - t0, "frame_s": [], "skipped": 0, "method": "refused",
-                "refused": str(e)}
+        return nothing_found(folder, str(e), time.perf_counter() - t0)
     pipe.full_every = 1  # the frames are separate stills
     setup_s = time.perf_counter() - t0
     judge = getattr(pipe, "judge_still", None) or pipe.process
@@ -88,6 +81,20 @@ def run_tracker(folder: Path) -> dict:
         pipe.close()
     return {"preds": {"frames": preds}, "rulings": rulings, "setup_s": setup_s, "frame_s": frame_s,
             "skipped": skipped, "method": "judge_still" if judge != pipe.process else "process"}
+
+
+def nothing_found(folder: Path, why: str, setup_s: float = 0.0) -> dict:
+    """run_tracker's result for a table the tracker refused or failed on: every frame
+    empty, so its fighters and tokens count as missed and its control calls as wrong."""
+    from benchmarks.heldout_control import control_rulings
+    from tracker.config import GameConfig
+    from tracker.world import WorldState
+
+    n = len(json.loads((folder / "setup.json").read_text())["frames"])
+    epic = GameConfig.load(folder).epic
+    return {"preds": {"frames": [{"frame": i, "fighters": [], "tokens": []} for i in range(n)]},
+            "rulings": [control_rulings(WorldState(frame_index=i), epic) for i in range(n)],
+            "setup_s": setup_s, "frame_s": [], "skipped": 0, "method": "refused", "refused": why}
 
 
 def run_baseline(folder: Path) -> dict:
@@ -154,7 +161,10 @@ def run_set(job: dict) -> dict:
     t0 = time.perf_counter()
     rec: dict[str, Any] = dict(job)
     try:
-        tracked = run_tracker(folder)
+        try:
+            tracked = run_tracker(folder)
+        except Exception as e:  # noqa: BLE001  (a crash counts as nothing found, and is printed)
+            tracked = nothing_found(folder, f"crashed: {type(e).__name__}: {str(e).strip()[:300]}")
         base = run_baseline(folder)
         scored = score_side(folder, job["kind"], job["resolution"], tracked, base)
     except Exception as e:  # noqa: BLE001  (one broken set is reported, not fatal)
