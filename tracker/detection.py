@@ -1533,8 +1533,11 @@ class TableDetector:
                 # A flat disc of a plain token's colour with no rim beyond it: the base
                 # "around" it is the token's own edge, unless a larger base's rim lies
                 # round it (a gold miniature on a 40 mm base is no treasure).
+                # (and only a base on the token's own centre: a disc half on a 25 mm
+                # base beside it is that base's rim and miniature, no token)
                 token_sized = bases.base_mm[inside[i]] <= 1.2 * self._paper_diameter_in() * MM_PER_IN
-                styled = token_sized.all() and self._styled_token(lab, tokens.xyz[i, :2]) == tokens.kind[i]
+                styled = token_sized.all() and (d[i][inside[i]] < 0.25).all() \
+                    and self._styled_token(lab, tokens.xyz[i, :2]) == tokens.kind[i]
                 if tokens.tag_id[i] >= 0 or styled or (tokens.kind[i] == KIND_OBJECTIVE
                                                        and self._objective_face(lab, tokens.xyz[i, :2])):
                     # Nothing stands on a token: a "base" centred on it is the disc's own
