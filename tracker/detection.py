@@ -35,6 +35,7 @@ from .config import GameConfig
 from .world import MM_PER_IN, TerrainPiece
 from .vision.bare import BARE_SHARE, changed_share
 from .vision.colour import TableLight, paper_white
+from .vision.colour import detector_lab as _lab
 from .vision.remap import remap_rows
 from .vision.tokens import TokenStyles, face_samples
 
@@ -231,20 +232,6 @@ def _plane_map(camera: Any, z_in: float, x0: float, y1: float, px_per_in: float,
 
 # ----------------------------------------------------------------------------------
 # Colour evidence
-
-
-# Lab as _lab gives it, by table: cv2.LUT maps each 8-bit channel straight to its float
-# value (L scaled, a and b centred) in one pass; the same float32 arithmetic as before.
-_LAB_LUT = np.empty((1, 256, 3), np.float32)
-_LAB_LUT[0, :, 0] = np.arange(256, dtype=np.float32) * 0.35
-_LAB_LUT[0, :, 1] = np.arange(256, dtype=np.float32) - 128.0
-_LAB_LUT[0, :, 2] = np.arange(256, dtype=np.float32) - 128.0
-
-
-def _lab(image_bgr: np.ndarray) -> np.ndarray:
-    """Lab as float32 with a, b centred on 0. Lightness is scaled down because shading
-    and the lighting gradient change it far more than they change hue."""
-    return cv2.LUT(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB), _LAB_LUT)
 
 
 # Every a, b pair a pixel can have (whole numbers, -128..127), at (b + 128) * 256 + a + 128.
@@ -742,12 +729,10 @@ class TableDetector:
         # State tokens share ids (every "activated" token is id 80): where each was read.
         self._state_tag_pos: list[tuple[int, np.ndarray]] = []
         self._state_votes: list[list] = []  # [xy, summed cost per id, looks, last look]: see _decode_search
-        # Rim colours as this camera and light show them: they start as the config's
-        # paint colours and follow the rims fitted with confidence (see _learn_rims).
-        self._rim_paint = {s: lab.astype(np.float32) for s, lab, _ in self._side_lab()}
-        self._rim_seen = {s: v.copy() for s, v in self._rim_paint.items()}
+        # Rim colours as this camera and light show them (_rim_paint, _rim_seen,
+        # _rim_in_use): set with the table's light in set_background, then they follow
+        # the rims fitted with confidence (see _learn_rims).
         self._table_colour = np.zeros(3, np.float32)
-        self._rim_in_use = {s: v.copy() for s, v in self._rim_seen.items()}
         # Oval and rectangular bases are only looked for where some side fields them.
         self._shaped = [(s.index, b) for s in config.sides for b in getattr(s, "shaped", ())]
         self.min_coverage_shaped = 0.35  # share of the outline seen as a clean edge
@@ -868,7 +853,8 @@ class TableDetector:
         self._background_bgr = empty_table_bgr
         self._bg_probe = self._probe_ok = None
         # The table's white balance, from its markers' paper: rims and tokens are
-        # compared with their paint colours as this camera renders them.
+        # compared with their paint colours as this camera renders them; the rims'
+        # colours as seen start there.
         paper = None if empty_table_bgr is None else paper_white(empty_table_bgr, self.camera, self.config.table.markers)
         self.light = TableLight(paper)
         self._token_styles = TokenStyles.from_config(

@@ -142,7 +142,6 @@ class FighterTracker:
         # HAND_MASK_GROWTH_IN round the skin already; a token half under a finger is not found).
         self.token_hand_margin_in = 0.25
         self._lost: list[tuple[_Track, float]] = []  # fighters recently gone, for re-identification
-        self._bare = None  # this frame's bare-table test (update)
         self.reidentify_s = 15.0
         # Fighters this close (edge to edge, inches) move as one when most of them do.
         self.unit_gap_in = 0.5
@@ -173,7 +172,6 @@ class FighterTracker:
         -> which places look as the empty table does in this frame (the detector's
         ``bare``); a fighter not found whose place is bare, with no hand near it, is gone
         now, not after ``grace_s``."""
-        self._bare = bare
         bases = dets[dets.kind == KIND_BASE]
         bases = bases[_one_per_place(bases)]
         if self.state_tokens is not None and self.state_tokens.tracks:
@@ -185,7 +183,7 @@ class FighterTracker:
             for t in gone:
                 if t.confirmed:
                     self.events.append(Event(index, time_s, "removed", t.id, {"reason": "a state token, not a base"}))
-        self._assign(bases, dets, index, time_s)
+        self._assign(bases, dets, index, time_s, bare)
         self._move_as_units(index)
         if dets.sizes_found:
             self.note_sizes(bases)
@@ -229,7 +227,7 @@ class FighterTracker:
             t.size_votes[mm] = t.size_votes.get(mm, 0.0) + float(bases.score[j])
             t.base_mm = max(t.size_votes, key=t.size_votes.get)
 
-    def _assign(self, bases: Detections, dets: Detections, index: int, time_s: float) -> None:
+    def _assign(self, bases: Detections, dets: Detections, index: int, time_s: float, bare=None) -> None:
         n_t, n_d = len(self.tracks), len(bases)
         matched_t: set[int] = set()
         matched_d: set[int] = set()
@@ -307,7 +305,7 @@ class FighterTracker:
                                           or t.occluded)
         if dets.hands:
             self._hide_lifted_units(index, dets)
-        plainly_gone = self._plainly_gone(dets, index)
+        plainly_gone = self._plainly_gone(dets, index, bare)
         keep = []
         for t in self.tracks:
             gone_s = (index - t.last_seen) / self.fps
@@ -330,17 +328,17 @@ class FighterTracker:
                 if self.confirm_hits <= 1:
                     self._confirm(self.tracks[-1], index, time_s)
 
-    def _plainly_gone(self, dets: Detections, index: int) -> set[int]:
+    def _plainly_gone(self, dets: Detections, index: int, bare) -> set[int]:
         """The confirmed fighters not found this frame whose place the picture shows bare
         (``bare``), with no hand within an inch of their base: gone, not hidden."""
-        if self._bare is None:
+        if bare is None:
             return set()
         missed = [t for t in self.tracks if t.confirmed and t.last_seen != index
                   and not dets.hand_over(float(t.xyz[0]), float(t.xyz[1]), t.reach_in + 1.0)]
         if not missed:
             return set()
-        bare = self._bare(np.array([t.xyz for t in missed]), np.array([t.reach_in for t in missed]))
-        return {id(t) for t, b in zip(missed, bare) if b}
+        seen_bare = bare(np.array([t.xyz for t in missed]), np.array([t.reach_in for t in missed]))
+        return {id(t) for t, b in zip(missed, seen_bare) if b}
 
     def _hide_lifted_units(self, index: int, dets: Detections) -> None:
         """A group of three or more touching fighters of a side, none seen this frame and

@@ -18,6 +18,8 @@ from typing import Any
 import cv2
 import numpy as np
 
+from .colour import detector_lab
+
 # A pixel differs from the empty table when its Lab colour (L weighed 0.35, as the
 # detector's) moved this far: sensor noise and JPEG stay well under it, a base's rim,
 # a miniature's paint or its shadow go past it.
@@ -46,8 +48,8 @@ def changed_share(frame: np.ndarray, empty: np.ndarray, camera: Any, xyz: np.nda
         x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
         if x1 - x0 < 3 or y1 - y0 < 3:
             continue
-        a = _lab(cv2.blur(frame[y0:y1, x0:x1], (3, 3)))
-        b = _lab(cv2.blur(empty[y0:y1, x0:x1], (3, 3)))
+        a = detector_lab(cv2.blur(frame[y0:y1, x0:x1], (3, 3)))
+        b = detector_lab(cv2.blur(empty[y0:y1, x0:x1], (3, 3)))
         q = np.rint(uv - [x0, y0]).astype(int)
         ok = (q[:, 0] >= 0) & (q[:, 1] >= 0) & (q[:, 0] < x1 - x0) & (q[:, 1] < y1 - y0)
         q = q[ok]
@@ -57,6 +59,3 @@ def changed_share(frame: np.ndarray, empty: np.ndarray, camera: Any, xyz: np.nda
         out[i] = float(np.mean(d > CHANGED_LAB))
     return out
 
-
-def _lab(bgr: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB).astype(np.float32) * np.float32([0.35, 1.0, 1.0])

@@ -23,7 +23,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import cv2
 import numpy as np
+
+# Lab as detection works in it, by table: cv2.LUT maps each 8-bit channel straight to its
+# float value (L scaled by 0.35, a and b centred on 0) in one pass.
+_LAB_LUT = np.empty((1, 256, 3), np.float32)
+_LAB_LUT[0, :, 0] = np.arange(256, dtype=np.float32) * 0.35
+_LAB_LUT[0, :, 1] = np.arange(256, dtype=np.float32) - 128.0
+_LAB_LUT[0, :, 2] = np.arange(256, dtype=np.float32) - 128.0
+
+
+def detector_lab(image_bgr: np.ndarray) -> np.ndarray:
+    """Lab as float32 with a, b centred on 0. Lightness is scaled down because shading
+    and the lighting gradient change it far more than they change hue."""
+    return cv2.LUT(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB), _LAB_LUT)
+
 
 # A white that reads further from grey than this (max/min channel ratio) is no paper
 # (a marker in a coloured shadow, a mis-read): the camera's own balance is kept then.

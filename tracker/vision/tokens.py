@@ -30,6 +30,8 @@ from typing import Any, Mapping
 import cv2
 import numpy as np
 
+from .colour import detector_lab
+
 # A face sample this near a style's colour (in the detector's Lab: L scaled by 0.35) is
 # that colour; glints and embossed rings of the same paint stay within it.
 FACE_TOL = 16.0
@@ -42,11 +44,6 @@ FACE_SHARE = 0.6
 FLAT_LIGHT = (0.7, 1.3)
 _ANGLES = np.linspace(0, 2 * np.pi, 24, endpoint=False)
 INNER = 4 * len(_ANGLES)  # face_samples: the inner rings' samples come first
-
-
-def _lab(bgr: Any) -> np.ndarray:
-    lab = cv2.cvtColor(np.uint8([[bgr]]), cv2.COLOR_BGR2LAB)[0, 0].astype(np.float32)
-    return lab * np.float32([0.35, 1.0, 1.0]) - np.float32([0.0, 128.0, 128.0])
 
 
 @dataclass(frozen=True)
@@ -66,7 +63,7 @@ class TokenStyles:
                 bgr = light.as_seen(st.bgr) if light is not None else st.bgr
                 kinds.append(kind)
                 names.append(st.name)
-                labs.append(_lab(bgr))
+                labs.append(detector_lab(np.uint8([[bgr]]))[0, 0])
         return cls(tuple(kinds), tuple(names), np.array(labs, np.float32).reshape(-1, 3))
 
     def __bool__(self) -> bool:
