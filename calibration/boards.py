@@ -16,6 +16,7 @@ import numpy as np
 
 from tracker.errors import UserError
 
+from .board_outline import OutlineFitter, find_board_by_outline
 from .markers import get_dictionary, to_gray
 
 __all__ = ["BoardView", "BoardNotFound", "CharucoBoard", "ChessBoard", "CirclesGrid", "parse_board", "board_from_config"]
@@ -34,12 +35,14 @@ class BoardView:
     obj: np.ndarray  # (N,3) float32
     img: np.ndarray  # (N,2) float32
     ids: np.ndarray | None = None
+    by_outline: bool = False  # found by the board's outline and picture, its markers unread
 
 
 class CharucoBoard:
     name = "charuco"
 
-    def __init__(self, squares=(7, 5), square=1.25, marker=0.9, dictionary="DICT_5X5_100", min_corners=8):
+    def __init__(self, squares=(7, 5), square=1.25, marker=0.9, dictionary="DICT_5X5_100", min_corners=8,
+                 margin=0.5):
         self.squares = (int(squares[0]), int(squares[1]))
         self.square, self.marker = float(square), float(marker)
         self.dictionary = dictionary
@@ -51,6 +54,7 @@ class CharucoBoard:
         self.detector = cv2.aruco.CharucoDetector(self.board, params, dp)
         self.all_corners = np.asarray(self.board.getChessboardCorners(), np.float32).reshape(-1, 3)
         self.min_corners = min_corners
+        self.outline = OutlineFitter(self.board, self.squares, self.square, margin)
 
     @property
     def n_corners(self) -> int:
@@ -62,6 +66,11 @@ class CharucoBoard:
     def detect(self, gray) -> BoardView:
         gray = to_gray(gray)
         cc, cids, mc, mids = self._detect_scaled(gray)
+        if cids is None or len(cids) < self.min_corners:
+            # markers too small to read: the board is found by its outline and its picture
+            fit = find_board_by_outline(gray, self.outline)
+            if fit is not None:
+                return BoardView(self.all_corners.copy(), fit[1], np.arange(self.n_corners), by_outline=True)
         if cids is None or len(cids) == 0:
             if mids is not None and len(mids) > 0:
                 raise BoardNotFound(f"{len(mids)} board markers but no chessboard corners (wrong board size or dictionary?)")
@@ -160,7 +169,8 @@ def board_from_config(cb) -> CharucoBoard:
     """tracker.config.CalibrationBoard -> CharucoBoard."""
     if cb.type != "charuco":
         raise BoardSpecError(f"calibration_board.type '{cb.type}' is not supported in a game config; use charuco")
-    return CharucoBoard(cb.squares, cb.square_in, cb.marker_in, cb.dictionary)
+    return CharucoBoard(cb.squares, cb.square_in, cb.marker_in, cb.dictionary,
+                        margin=getattr(cb, "margin_in", 0.5))
 
 
 _SPEC = re.compile(r"^(chessboard|circles):(\d+)x(\d+):([0-9]*\.?[0-9]+)$")

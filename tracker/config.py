@@ -155,6 +155,7 @@ class CalibrationBoard:
     square_in: float = 1.25
     marker_in: float = 0.9
     dictionary: str = "DICT_5X5_100"
+    margin_in: float = 0.5  # white paper round the squares: the outline a too-small board is found by
 
 
 @dataclass(frozen=True)
@@ -303,12 +304,11 @@ class GameConfig:
             pr.done()
 
         b = r.sub("calibration_board", {})
-        b.allow("margin_in")
         board = CalibrationBoard(
             type=b.get("type", str, "charuco"),
             squares=tuple(int(x) for x in b.get("squares", list, [7, 5])),
             square_in=b.get("square_in", float, 1.25), marker_in=b.get("marker_in", float, 0.9),
-            dictionary=b.get("dictionary", str, "DICT_5X5_100"))
+            dictionary=b.get("dictionary", str, "DICT_5X5_100"), margin_in=b.get("margin_in", float, 0.5))
         b.done()
 
         img = r.sub("image", None)
