@@ -193,6 +193,63 @@ def intrinsics_covariance(obj, img, rvecs, tvecs, K, dist, flags: int, rms: floa
     return C
 
 
+@dataclass
+class FocalProfile:
+    """The calibration's RMS error with the focal length held at each of ``focal`` (px),
+    every other parameter fitted: where its valley lies and how wide it is."""
+
+    focal: np.ndarray
+    rms: np.ndarray
+    n_points: int
+
+    @property
+    def best_focal(self) -> float:
+        return float(self.focal[int(np.argmin(self.rms))])
+
+    @property
+    def best_rms(self) -> float:
+        return float(np.min(self.rms))
+
+    def sigma(self, rms_min: float, n_points: int, n_params: int) -> float:
+        """Half the width of the focal lengths whose squared error is within one noise
+        variance of the best (the 68 % profile interval), in px; the grid's step bounds it
+        below, so it only ever widens a Jacobian's sigma."""
+        sse = self.rms ** 2 * n_points
+        sse_min = min(rms_min ** 2 * n_points, float(sse.min()))
+        var = sse_min / max(2 * n_points - n_params, 1)
+        inside = self.focal[sse <= sse_min + var]
+        if len(inside) == 0:
+            return 0.0
+        lo, hi = float(inside.min()), float(inside.max())
+        return (hi - lo) / 2
+
+
+PROFILE_FOCALS = np.geomspace(0.25, 2.5, 24)  # x image width: horizontal fields of view 127 to 23 degrees
+
+
+def focal_profile(obj, img, image_size, flags: int) -> FocalProfile:
+    """The RMS error at each of PROFILE_FOCALS x the width, the principal point started at
+    the centre. The Levenberg-Marquardt fit is local: from OpenCV's own starting guess
+    it can settle 20 % off the focal length when the views leave it weakly determined
+    (small boards, little tilt); the profile finds the valley and shows its width."""
+    w, h = image_size
+    out = []
+    crit = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 100, 1e-10)
+    for f in PROFILE_FOCALS * w:
+        K0 = np.array([[f, 0, (w - 1) / 2], [0, f, (h - 1) / 2], [0, 0, 1]])
+        try:
+            r = cv2.calibrateCamera(obj, img, image_size, K0, None, criteria=crit,
+                                    flags=flags | cv2.CALIB_USE_INTRINSIC_GUESS | cv2.CALIB_FIX_FOCAL_LENGTH)[0]
+        except cv2.error:
+            r = np.inf
+        out.append(r)
+    return FocalProfile(PROFILE_FOCALS * w, np.asarray(out, float), int(sum(len(p) for p in img)))
+
+
+# The pixel error assumed for corners of boards found by their outline (measured against
+# rendered truth on tuning tables: 0.1-0.7 px, mostly a shift of the whole board).
+OUTLINE_PIXEL_SIGMA = 0.5
+
 # The focal length's stated 1-sigma, as a share of it, above which a calibration is refused
 # (good board views give 0.2-0.8 %; a 720p camera 45 in above a board lying on the table,
 # a few corners a view, 10-50 %).
@@ -203,7 +260,7 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
                      zero_tangent: bool = False, fix_k3: bool = False, progress: bool = True,
                      extra_views: Iterable[tuple[str, np.ndarray, np.ndarray]] = (),
                      outlier_factor: float = 3.0, min_views: int = 3, max_video_frames: int = 40,
-                     echo=None) -> CalibrationResult:
+                     echo=None, max_focal_sigma: float | None = None) -> CalibrationResult:
     """Calibrate from ``views`` (paths, images, a folder, a video) of ``board``.
 
     extra_views: (name, obj (N,3), img (N,2)) planar point sets of known geometry from the
@@ -247,12 +304,15 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
     flags = _flags(fix_principal_point, fix_aspect_ratio, zero_tangent, fix_k3)
     crit = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 200, 1e-12)
 
-    def run(use):
+    def run(use, focal: float | None = None):
         allv = use + extra
         obj = [v.obj.reshape(-1, 1, 3).astype(np.float32) for _, v in allv]
         img = [v.img.reshape(-1, 1, 2).astype(np.float32) for _, v in allv]
         K0 = np.eye(3)
-        if fix_principal_point or fix_aspect_ratio:
+        if focal is not None:
+            K0 = np.array([[focal, 0, (image_size[0] - 1) / 2], [0, focal, (image_size[1] - 1) / 2], [0, 0, 1]])
+            fl = flags | cv2.CALIB_USE_INTRINSIC_GUESS
+        elif fix_principal_point or fix_aspect_ratio:
             K0 = np.array([[1.0, 0, (image_size[0] - 1) / 2], [0, 1.0, (image_size[1] - 1) / 2], [0, 0, 1]])
             # fx/fy ratio 1 kept by FIX_ASPECT_RATIO; principal point at the centre by FIX_PRINCIPAL_POINT
             g = cv2.initCameraMatrix2D(obj, img, image_size, 1.0)
@@ -266,6 +326,12 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
 
     use = list(found)
     rms, K, dist, rv, tv, std_i, pve, used = run(use)
+    first = focal_profile(used[0], used[1], image_size, flags)
+    if first.best_rms < rms * 0.98:
+        # the solver stopped in a valley of the wrong focal length; start again in the right one
+        again = run(use, first.best_focal)
+        if again[0] < rms:
+            rms, K, dist, rv, tv, std_i, pve, used = again
     for _ in range(3):  # outlier views: reject and calibrate again
         errs = pve[:len(use)]
         med = float(np.median(errs))
@@ -275,7 +341,8 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
         for k in sorted(bad, reverse=True):
             rejected.append((use[k][0], f"outlier error {errs[k]:.2f} px (median {med:.2f} px)"))
             del use[k]
-        rms, K, dist, rv, tv, std_i, pve, used = run(use)
+        rms, K, dist, rv, tv, std_i, pve, used = run(use, float(K[0, 0]))
+    prof = focal_profile(used[0], used[1], image_size, flags) if len(use) < len(found) else first
     dist = np.asarray(dist).reshape(-1)
     # std of fx, fy, cx, cy, k1, k2, p1, p2, k3 (the first 4 + len(dist))
     std = np.asarray(std_i).reshape(-1)[:4 + len(dist)]
@@ -284,8 +351,25 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
         std = np.sqrt(np.clip(np.diag(cov), 0, None))
     except (np.linalg.LinAlgError, cv2.error):
         cov = None
+    wide = prof.sigma(float(rms), sum(len(v.img) for _, v in use + extra), 4 + len(dist))
+    if len(std) and wide > std[0]:
+        # The focal length's valley is wider than its curvature at the bottom says (few,
+        # small or square-on views): the profile's width is what is known of it.
+        k = wide / max(float(std[0]), 1e-9)
+        std = std.copy()
+        std[:2] *= k
+        if cov is not None:
+            cov = cov.copy()
+            cov[:2, :] *= k
+            cov[:, :2] *= k
+    if any(v.by_outline for _, v in use) and rms < OUTLINE_PIXEL_SIGMA:
+        # Corners from a board's outline fit carry a bias of a few tenths of a pixel
+        # (the fitted homography cannot bend with the lens); the fit's own RMS does not show it.
+        k = OUTLINE_PIXEL_SIGMA / float(rms)
+        std = std * k
+        cov = None if cov is None else cov * k * k
     rel = float(std[0]) / float(K[0, 0]) if len(std) and K[0, 0] > 0 else 0.0
-    if rel > MAX_FOCAL_SIGMA:
+    if rel > (MAX_FOCAL_SIGMA if max_focal_sigma is None else max_focal_sigma):
         # Board views that are few, small and face the camera square leave the focal
         # length and the distance to the board interchangeable: every position would be
         # off in proportion. Refused, with what would fix it.

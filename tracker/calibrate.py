@@ -137,7 +137,7 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
     if not views:
         raise CalibrationError(f"{folder}: no calib/ views of the calibration board and no camera.json; "
                                f"add board photos to calib/ or run calibrate-camera")
-    h = hashlib.sha256(b"v2")  # (v2: boards found in enlarged views; an undetermined focal refused)
+    h = hashlib.sha256(b"v3")  # (v3: boards found by outline; focal from its profile)
     for p in views:
         h.update(p.name.encode())
         h.update(p.read_bytes())
@@ -147,9 +147,42 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
             return Intrinsics.from_json(cached)
         except Exception:  # a damaged cache file is recomputed, not fatal
             cached.unlink(missing_ok=True)
-    result = calibrate_camera(views, board_from_config(config.calibration_board), progress=progress)
+    # A folder of footage is what the user has: a focal length known only roughly is
+    # taken, its uncertainty carried into every position's sigma and named in a warning
+    # (focal_warnings), rather than the table refused; on the floor the table markers'
+    # pose absorbs most of it, on terrain it shows.
+    result = calibrate_camera(views, board_from_config(config.calibration_board), progress=progress,
+                              max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA)
     result.intrinsics.to_json(cached)
     return result.intrinsics
+
+
+# calibrate_camera's refusal threshold for a footage folder's calib/ (the command
+# calibrate-camera keeps calibration.intrinsics.MAX_FOCAL_SIGMA: there the user can re-shoot).
+FOOTAGE_MAX_FOCAL_SIGMA = 0.25
+
+
+def focal_warnings(intr) -> tuple[str, ...]:
+    """A warning when the focal length is known to worse than MAX_FOCAL_SIGMA.
+
+    >>> from calibration.camera import Intrinsics
+    >>> import numpy as np
+    >>> K = np.array([[500., 0, 640], [0, 500, 360], [0, 0, 1]])
+    >>> focal_warnings(Intrinsics(K, np.zeros(5), (1280, 720), 0.1, np.r_[40, 40, 1, 1, 0, 0, 0, 0, 0]))[0][:44]
+    'the focal length is known only to ± 8 % (fx '
+    >>> focal_warnings(Intrinsics(K, np.zeros(5), (1280, 720), 0.1, np.r_[2, 2, 1, 1, 0, 0, 0, 0, 0]))
+    ()
+    """
+    from calibration.intrinsics import MAX_FOCAL_SIGMA
+
+    if intr.std is None or len(intr.std) == 0 or intr.fx <= 0:
+        return ()
+    rel = float(intr.std[0]) / intr.fx
+    if rel <= MAX_FOCAL_SIGMA:
+        return ()
+    return (f"the focal length is known only to ± {100 * rel:.0f} % (fx {intr.fx:.0f} ± {intr.std[0]:.0f} px): "
+            f"positions on terrain carry it in their margins; photograph the board closer to the camera, "
+            f"tilted 20-40 degrees, for a better calibration",)
 
 
 def empty_table_image(folder: Path) -> tuple[np.ndarray, bool]:
@@ -194,5 +227,6 @@ def calibrate_folder(folder: str | Path, config: GameConfig, *, progress: bool =
     blur = picture_blur(config, table_img, markers)
     return TableSetup(camera=camera, background=table_img if is_empty else None, terrain=terrain + untagged,
                       calibration_rms_px=float(intr.rms_px), pose_error_px=float(pose.reprojection_error_px),
-                      warnings=rim_contrast_warnings(config, camera, table_img) + picture_warnings(blur),
+                      warnings=(focal_warnings(intr) + rim_contrast_warnings(config, camera, table_img)
+                                + picture_warnings(blur)),
                       untagged=untagged, blur_in=None if blur is None else blur[0])
