@@ -137,8 +137,8 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
     if not views:
         raise CalibrationError(f"{folder}: no calib/ views of the calibration board and no camera.json; "
                                f"add board photos to calib/ or run calibrate-camera")
-    h = hashlib.sha256(b"v3")  # (v3: boards found by outline; focal from its profile)
-    for p in views:
+    h = hashlib.sha256(b"v5")  # (v5: boards found by outline; focal from its profile; table markers if weak)
+    for p in views + [folder / n for n in ("table.jpg", "table.png") if (folder / n).exists()]:
         h.update(p.name.encode())
         h.update(p.read_bytes())
     cached = _cache_dir() / f"camera-{h.hexdigest()[:16]}.json"
@@ -151,10 +151,45 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
     # taken, its uncertainty carried into every position's sigma and named in a warning
     # (focal_warnings), rather than the table refused; on the floor the table markers'
     # pose absorbs most of it, on terrain it shows.
-    result = calibrate_camera(views, board_from_config(config.calibration_board), progress=progress,
-                              max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA)
+    from calibration.intrinsics import MAX_FOCAL_SIGMA
+
+    board = board_from_config(config.calibration_board)
+    result = calibrate_camera(views, board, progress=progress, max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA)
+    intr = result.intrinsics
+    if intr.std is not None and len(intr.std) and intr.std[0] > MAX_FOCAL_SIGMA * intr.fx:
+        # Boards that leave the lens weakly known: the table markers (tags, placed less
+        # finely than a board's corners, so not used when the boards suffice) add the
+        # picture's edges, where small boards say least about the distortion.
+        extra = _table_marker_view(folder, config)
+        if extra:
+            result = calibrate_camera(views, board, progress=progress, max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA,
+                                      extra_views=extra)
     result.intrinsics.to_json(cached)
     return result.intrinsics
+
+
+def _table_marker_view(folder: Path, config: GameConfig) -> list:
+    """The table markers in the empty-table photo as one more planar view of known
+    geometry: 16 corners at the picture's edges, where small boards say least about the
+    lens's distortion. Empty when there is no table.jpg or fewer than 3 markers read."""
+    from calibration.markers import detect_markers
+    from calibration.table import table_object_points
+
+    for name in ("table.jpg", "table.png"):
+        if (folder / name).exists():
+            img = cv2.imread(str(folder / name), cv2.IMREAD_GRAYSCALE)
+            break
+    else:
+        return []
+    if img is None:
+        return []
+    det = detect_markers(img, config.table.dictionary, downscale=1.0)
+    known = {m.id for m in config.table.markers}
+    keep = [k for k, i in enumerate(det.ids) if int(i) in known]
+    if len(keep) < 3:
+        return []
+    obj = table_object_points(config.table, [int(det.ids[k]) for k in keep]).reshape(-1, 3)
+    return [("table markers", obj, det.corners[keep].reshape(-1, 2))]
 
 
 # calibrate_camera's refusal threshold for a footage folder's calib/ (the command
