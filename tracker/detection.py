@@ -2979,6 +2979,9 @@ def _dictionary_codes(name: str) -> tuple[np.ndarray, np.ndarray]:
     return _CODES[name]
 
 
+SEARCH_SHIFT_IN = 0.045  # half the span of _decode_search's shifts of the grid, inches
+
+
 @functools.lru_cache(maxsize=16)
 def _search_grids(h: int, w: int, S: float, diam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """_decode_search's sampling points in an ``h`` x ``w`` close-up: every turn, cell
@@ -2998,7 +3001,10 @@ def _search_grids(h: int, w: int, S: float, diam: float) -> tuple[np.ndarray, np
     V = np.concatenate([cv_, ov])
     ang = np.deg2rad(np.arange(0, 90, 3.0))
     sides = np.arange(0.5, 0.81, 0.05) * diam * S / 6  # cell size in pixels
-    shifts = np.arange(-2, 2.01, 1.0)
+    # The disc's centre is known to about 0.04 in whatever the close-up's scale: the
+    # shifts span that in inches (at least 2 px), not a fixed count of pixels (at 4K a
+    # 45-degree tag 2.5 px off centre was never read).
+    shifts = np.linspace(-1.0, 1.0, 5) * max(2.0, SEARCH_SHIFT_IN * S)
     A, C, DX, DY = np.meshgrid(ang, sides, shifts, shifts, indexing="ij")
     A, C, DX, DY = (a.ravel()[:, None] for a in (A, C, DX, DY))
     ca, sa = np.cos(A), np.sin(A)
