@@ -83,3 +83,25 @@ def test_vision_doctests():
     for mod in (tracker.vision.colour, tracker.vision.remap, tracker.vision.tokens):
         failed, tried = doctest.testmod(mod)
         assert tried > 0 and failed == 0, mod.__name__
+
+
+def test_a_token_of_a_rims_own_colour_is_told_by_its_flat_middle():
+    # A side whose rim is the white of the table's plain objectives: the edge cannot tell a
+    # token from a base, the middle can. Samples in face_samples' layout (INNER middle
+    # samples, then as many round the edge), in the detector's Lab.
+    from tracker.vision.tokens import INNER, TokenStyles
+
+    # (colours as a tuning table's camera saw its white objectives and a side's white rim)
+    white = np.array([80.8, 2.0, 10.0], np.float32)
+    styles = TokenStyles(("objective",), ("white",), white[None])
+    white_rim = np.array([[84.7, 1.0, 10.0]], np.float32)
+    rng = np.random.default_rng(0)
+    edge = white_rim * rng.uniform(0.95, 1.0, (INNER, 1))      # the edge: as near the rim as the token
+    flat = white * rng.uniform(0.96, 1.02, (INNER, 1))          # printed card, evenly lit
+    folds = white * rng.uniform(0.72, 1.05, (INNER, 1))         # a white miniature's folds and shadows
+    red_rim = np.array([[40.0, 45.0, 30.0]], np.float32)
+    assert styles.face_kind(np.r_[flat, edge], white_rim) == ("objective", "white")
+    assert styles.face_kind(np.r_[folds, edge], white_rim) is None
+    assert styles.face_kind(np.r_[flat, edge], red_rim) == ("objective", "white")  # a red rim is no white edge
+    red_edge = np.repeat(red_rim, INNER, axis=0)
+    assert styles.face_kind(np.r_[flat, red_edge], np.r_[white_rim, red_rim]) is None  # white miniature, red rim

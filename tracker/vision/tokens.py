@@ -42,6 +42,10 @@ FACE_SHARE = 0.6
 # these factors of the style's colour as seen (a miniature's middle, shaded by its own
 # parts, reads darker; the renders' flat tokens read 0.85-1.0).
 FLAT_LIGHT = (0.7, 1.3)
+# Where a side's rim has the token's colour: the share of the face's middle that must be
+# that colour, and the largest spread (interquartile range) of its light.
+FLAT_FACE_SHARE = 0.9
+FLAT_FACE_IQR = 0.08
 _ANGLES = np.linspace(0, 2 * np.pi, 24, endpoint=False)
 INNER = 4 * len(_ANGLES)  # face_samples: the inner rings' samples come first
 
@@ -88,10 +92,27 @@ class TokenStyles:
         if (inner <= FACE_TOL).mean() < FACE_SHARE or (outer <= FACE_TOL).mean() < FACE_SHARE:
             return None
         if rims is not None and len(rims):
-            to_rim = shade_distance(face[INNER:], np.asarray(rims, np.float32)).min(axis=1)
-            if (to_rim < outer).mean() > 1 - FACE_SHARE:
-                return None
+            rims = np.asarray(rims, np.float32).reshape(-1, 3)
+            if (shade_distance(face[INNER:], rims).min(axis=1) < outer).mean() > 1 - FACE_SHARE:
+                # Its edge looks like a side's rim. If that rim has the token's own
+                # colour, the edge cannot tell them apart and the middle must: a token's
+                # face is one flat paint to its centre; a miniature, even of that colour,
+                # has folds and shadows.
+                unlike = shade_distance(rims, self.labs[i:i + 1])[:, 0] > FACE_TOL
+                if unlike.any() and (shade_distance(face[INNER:], rims[unlike]).min(axis=1) < outer).mean() \
+                        > 1 - FACE_SHARE:
+                    return None
+                if unlike.all() or not _flat_middle(face[:INNER], inner, self.labs[i]):
+                    return None
         return self.kinds[i], self.names[i]
+
+
+def _flat_middle(middle: np.ndarray, dist: np.ndarray, colour: np.ndarray) -> bool:
+    """Whether a face's middle samples are one flat paint: FLAT_FACE_SHARE of them within
+    FACE_TOL of ``colour`` (``dist``), their light spread (IQR) at most FLAT_FACE_IQR."""
+    shades = (middle @ colour) / max(float(colour @ colour), 1e-6)
+    q1, q3 = np.percentile(shades, [25, 75])
+    return bool((dist <= FACE_TOL).mean() >= FLAT_FACE_SHARE and q3 - q1 <= FLAT_FACE_IQR)
 
 
 def shade_of(sample: np.ndarray, colour: np.ndarray) -> float:
