@@ -105,3 +105,19 @@ def test_a_token_of_a_rims_own_colour_is_told_by_its_flat_middle():
     assert styles.face_kind(np.r_[flat, edge], red_rim) == ("objective", "white")  # a red rim is no white edge
     red_edge = np.repeat(red_rim, INNER, axis=0)
     assert styles.face_kind(np.r_[flat, red_edge], np.r_[white_rim, red_rim]) is None  # white miniature, red rim
+
+
+def test_a_softer_picture_lowers_the_printed_tag_threshold_as_blur_lowers_contrast():
+    # a tag's border is one cell wide: blur of sigma s leaves erf(cell / (2 sqrt 2 s)) of
+    # its contrast, and the face score needed of a tag falls with it
+    from pathlib import Path
+
+    pipe = Pipeline.from_footage(Path(__file__).resolve().parents[1] / "sample_footage" / "warcry-demo")
+    det = pipe.detector
+    assert det.blur_in is not None and 0.005 < det.blur_in < 0.05  # read off the table markers at set-up
+    floors = []
+    for blur in (None, 0.01, 0.03, 0.06, 0.1):
+        det.blur_in = blur
+        floors.append(det.tag_face_floor)
+    assert floors[0] == det.tag_face_min and abs(floors[1] - det.tag_face_min) < 0.01
+    assert floors[1] > floors[2] > floors[3] > floors[4] > 0.2 * det.tag_face_min

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 import time
 import warnings
 from collections import deque
@@ -621,9 +622,12 @@ class TableDetector:
 
     def __init__(self, config: GameConfig, camera: Any, *, image_size: tuple[int, int] | None = None,
                  px_per_in: float | None = None, background: np.ndarray | None = None,
-                 terrain: tuple[TerrainPiece, ...] = ()):
+                 terrain: tuple[TerrainPiece, ...] = (), blur_in: float | None = None):
         self.config = config
         self.camera = camera
+        # The picture's softness on the table (TableSetup.blur_in, from the table markers'
+        # printed edges): how much of a printed tag's contrast reaches the camera.
+        self.blur_in = blur_in
         self.light = TableLight()  # the table's white balance (set_background reads it off the markers)
         self._token_styles = TokenStyles((), (), np.zeros((0, 3), np.float32))
         self.image_size = image_size or getattr(getattr(camera, "intrinsics", None), "image_size", None) \
@@ -1383,7 +1387,7 @@ class TableDetector:
             unread = False  # an objective's or treasure's tag, seen but not read
             if tag is None:
                 tag = self._decode_or_recall(frame, xy, d, no_tag)
-                tag_face = tag is None and self._last_face >= self.tag_face_min \
+                tag_face = tag is None and self._last_face >= self.tag_face_floor \
                     and self._last_cost <= self.tag_face_cost
                 if tag_face and self._token_kind(self._last_best) != KIND_STATE:
                     # An objective or treasure tag the cut-out missed: taken as a token of
@@ -1485,6 +1489,19 @@ class TableDetector:
             return False
         return float(np.median(np.hypot(patch[..., 1], patch[..., 2]))) < 15.0
 
+    @property
+    def tag_face_floor(self) -> float:
+        """tag_face_min as this picture shows it: a tag's border is one cell wide (a sixth
+        of a tag two thirds of the disc), and blur of sigma ``blur_in`` leaves it
+        erf(cell / (2 sqrt 2 sigma)) of its contrast (a miniature's score falls alike). At
+        the eval sets' 0.02 in this is tag_face_min; at 720p over an Epic table (0.07 in)
+        a little over half of it."""
+        if not self.blur_in or self.blur_in <= 0:
+            return self.tag_face_min
+        diam = max((spec.diameter_in for spec in self.config.tokens.values()), default=1.0)
+        cell = 0.66 * diam / 6
+        return self.tag_face_min * math.erf(cell / (2 * math.sqrt(2) * self.blur_in))
+
     def _state_known(self, tag_id: int) -> bool:
         """A state-token tag this table gives a meaning to (recognition on)."""
         st = self.config.state_tokens
@@ -1565,7 +1582,7 @@ class TableDetector:
                 continue
             tag = self._decode_token_tag(frame, xy, paper_d)
             if (tag is not None and self._token_kind(tag) is not None) or (
-                    self._last_face >= self.tag_face_min and self._last_cost <= self.tag_face_cost):
+                    self._last_face >= self.tag_face_floor and self._last_cost <= self.tag_face_cost):
                 out[j] = True
             else:
                 seen.append(xy)
@@ -1632,7 +1649,7 @@ class TableDetector:
                     return None
                 break
         tag = self._decode_token_tag(frame, xy, diam)
-        if tag is None and self._last_cost == np.inf and self._last_face < self.tag_face_min \
+        if tag is None and self._last_cost == np.inf and self._last_face < self.tag_face_floor \
                 and self._last_closeup is not None:
             no_tag.append((np.asarray(xy, float), diam, *self._last_closeup, self._last_face))
         return tag
@@ -1771,7 +1788,7 @@ class TableDetector:
         # An objective or treasure tag whose square the cut-out could not take alone
         # (its border run into the disc's dark edge): read here only when it is clear
         # in one look (a misread objective moves a control ruling), never by votes.
-        if self._last_face >= self.tag_face_min and look_two[0] <= self.token_search_cost \
+        if self._last_face >= self.tag_face_floor and look_two[0] <= self.token_search_cost \
                 and look_two[1] - look_two[0] >= 2.0 and idx == self._last_best:
             return idx
         return None

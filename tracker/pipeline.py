@@ -69,7 +69,8 @@ class Pipeline:
         intr = getattr(self.camera, "intrinsics", None)
         self.pose_tracker = PoseTracker(intr, config.table, pose=self.camera.pose) if intr is not None else None
         self.health = "ok"
-        self.detector = TableDetector(config, self.camera, background=setup.background, terrain=setup.terrain)
+        self.detector = TableDetector(config, self.camera, background=setup.background, terrain=setup.terrain,
+                                      blur_in=getattr(setup, "blur_in", None))
         self.tracker = FighterTracker(config, fps=fps)
         # Epic-scale games: stands grouped into units, Rescue escorts followed.
         self.epic = None
