@@ -147,3 +147,14 @@ def test_table_markers_make_one_planar_view_of_known_geometry(tmp_path):
     back = cv2.projectPoints(obj, r, t, intr.K, intr.dist)[0].reshape(-1, 2)
     assert np.abs(back - img).max() < 1.0
     assert _table_marker_view(tmp_path, cfg) == []  # no table.jpg: nothing to add
+
+
+def test_doctests_of_the_outline_finder_and_the_focal_warning():
+    import doctest
+
+    import calibration.board_outline
+    import tracker.calibrate
+
+    for mod in (calibration.board_outline, tracker.calibrate):
+        failed, tried = doctest.testmod(mod)
+        assert tried > 0 and failed == 0, mod.__name__
