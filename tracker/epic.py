@@ -256,14 +256,37 @@ class ObjectiveMarker:
 
 def markers_in_state(state: WorldState, config: EpicConfig) -> tuple[ObjectiveMarker, ...]:
     """The objective tokens of the state that the config gives an owner and type (matched
-    by token id, else by tag id), as markers in cm."""
+    by token id, else by tag id), as markers in cm.
+
+    An objective token whose tag could not be read (too small in the picture, blurred) is
+    the one configured marker that no other token was matched to, when exactly one such
+    token and one such marker are left; with more of either, which is which is unknown
+    and none of them is taken.
+
+    >>> from tracker.world import Token
+    >>> cfg = EpicConfig(objectives=(ObjectiveSpec("obj50", 0, "take-and-hold", 50),
+    ...                              ObjectiveSpec("obj51", 1, "cleanse", 51)))
+    >>> st = WorldState(tokens=(Token("o1", "objective", 10.0, 10.0, tag_id=50),
+    ...                         Token("o2", "objective", 20.0, 10.0)))
+    >>> [(m.id, m.type) for m in markers_in_state(st, cfg)]
+    [('obj50', 'take-and-hold'), ('obj51', 'cleanse')]
+    """
     out = []
+    used: set[str] = set()
+    unread = []
     for t in state.objectives():
         spec = next((o for o in config.objectives if o.id == t.id), None)
         if spec is None and t.tag_id is not None:
             spec = next((o for o in config.objectives if o.tag_id == t.tag_id), None)
         if spec is not None:
             out.append(replace(ObjectiveMarker.from_token(t, spec.owner, spec.type), id=spec.id))
+            used.add(spec.id)
+        elif t.tag_id is None:
+            unread.append(t)
+    left = [o for o in config.objectives if o.id not in used and o.tag_id is not None]
+    if len(unread) == 1 and len(left) == 1:
+        spec = left[0]
+        out.append(replace(ObjectiveMarker.from_token(unread[0], spec.owner, spec.type), id=spec.id))
     return tuple(out)
 
 
