@@ -138,7 +138,8 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
         raise CalibrationError(f"{folder}: no calib/ views of the calibration board and no camera.json; "
                                f"add board photos to calib/ or run calibrate-camera")
     h = hashlib.sha256(b"v5")  # (v5: boards found by outline; focal from its profile; table markers if weak)
-    for p in views + [folder / n for n in ("table.jpg", "table.png") if (folder / n).exists()]:
+    photo = empty_table_photo(folder)
+    for p in views + ([photo] if photo is not None else []):
         h.update(p.name.encode())
         h.update(p.read_bytes())
     cached = _cache_dir() / f"camera-{h.hexdigest()[:16]}.json"
@@ -175,12 +176,8 @@ def _table_marker_view(folder: Path, config: GameConfig) -> list:
     from calibration.markers import detect_markers
     from calibration.table import table_object_points
 
-    for name in ("table.jpg", "table.png"):
-        if (folder / name).exists():
-            img = cv2.imread(str(folder / name), cv2.IMREAD_GRAYSCALE)
-            break
-    else:
-        return []
+    photo = empty_table_photo(folder)
+    img = None if photo is None else cv2.imread(str(photo), cv2.IMREAD_GRAYSCALE)
     if img is None:
         return []
     det = detect_markers(img, config.table.dictionary, downscale=1.0)
@@ -220,14 +217,19 @@ def focal_warnings(intr) -> tuple[str, ...]:
             f"tilted 20-40 degrees, for a better calibration",)
 
 
+def empty_table_photo(folder: Path) -> Path | None:
+    """The folder's photo of the empty table (table.jpg or table.png), if it has one."""
+    return next((folder / n for n in ("table.jpg", "table.png") if (folder / n).exists()), None)
+
+
 def empty_table_image(folder: Path) -> tuple[np.ndarray, bool]:
     """The empty-table picture, or the clip's first frame (second value False)."""
-    for name in ("table.jpg", "table.png"):
-        if (folder / name).exists():
-            img = cv2.imread(str(folder / name), cv2.IMREAD_COLOR)
-            if img is None:
-                raise CalibrationError(f"{folder / name}: unreadable image; re-take the empty-table photo")
-            return img, True
+    photo = empty_table_photo(folder)
+    if photo is not None:
+        img = cv2.imread(str(photo), cv2.IMREAD_COLOR)
+        if img is None:
+            raise CalibrationError(f"{photo}: unreadable image; re-take the empty-table photo")
+        return img, True
     clip = footage_video(folder)
     if clip is None:
         raise CalibrationError(f"{folder}: no table.jpg and no clip to take the table from")
