@@ -95,7 +95,10 @@ class OutlineFitter:
         return self.aspect / 1.6 <= r <= self.aspect * 1.6
 
     def fit(self, grayf: np.ndarray, quad: np.ndarray) -> tuple[float, np.ndarray] | None:
-        """(correlation, corners (N,2)) of the best of the outline's four starting turns."""
+        """(correlation, corners (N,2)) of the best of the outline's four starting turns;
+        None for an outline not of the board's proportions."""
+        if not self._shape_ok(quad):
+            return None
         best = None
         nx = self.squares[0]
         for k in range(4):
@@ -142,8 +145,6 @@ def find_board_by_outline(gray: np.ndarray, fitter: OutlineFitter) -> tuple[floa
     best = None
     min_area = (MIN_SQUARE_PX * 4) ** 2
     for q in _bright_quads(gray, min_area):
-        if not fitter._shape_ok(q):
-            continue
         r = fitter.fit(grayf, q)
         if r is not None and r[0] >= MIN_CORRELATION and (best is None or r[0] > best[0]):
             best = r

@@ -169,8 +169,7 @@ def board_from_config(cb) -> CharucoBoard:
     """tracker.config.CalibrationBoard -> CharucoBoard."""
     if cb.type != "charuco":
         raise BoardSpecError(f"calibration_board.type '{cb.type}' is not supported in a game config; use charuco")
-    return CharucoBoard(cb.squares, cb.square_in, cb.marker_in, cb.dictionary,
-                        margin=getattr(cb, "margin_in", 0.5))
+    return CharucoBoard(cb.squares, cb.square_in, cb.marker_in, cb.dictionary, margin=cb.margin_in)
 
 
 _SPEC = re.compile(r"^(chessboard|circles):(\d+)x(\d+):([0-9]*\.?[0-9]+)$")

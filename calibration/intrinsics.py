@@ -210,13 +210,13 @@ class FocalProfile:
     def best_rms(self) -> float:
         return float(np.min(self.rms))
 
-    def sigma(self, rms_min: float, n_points: int, n_params: int) -> float:
+    def sigma(self, rms_min: float, n_params: int) -> float:
         """Half the width of the focal lengths whose squared error is within one noise
         variance of the best (the 68 % profile interval), in px; the grid's step bounds it
         below, so it only ever widens a Jacobian's sigma."""
-        sse = self.rms ** 2 * n_points
-        sse_min = min(rms_min ** 2 * n_points, float(sse.min()))
-        var = sse_min / max(2 * n_points - n_params, 1)
+        sse = self.rms ** 2 * self.n_points
+        sse_min = min(rms_min ** 2 * self.n_points, float(sse.min()))
+        var = sse_min / max(2 * self.n_points - n_params, 1)
         inside = self.focal[sse <= sse_min + var]
         if len(inside) == 0:
             return 0.0
@@ -351,7 +351,7 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
         std = np.sqrt(np.clip(np.diag(cov), 0, None))
     except (np.linalg.LinAlgError, cv2.error):
         cov = None
-    wide = prof.sigma(float(rms), sum(len(v.img) for _, v in use + extra), 4 + len(dist))
+    wide = prof.sigma(float(rms), 4 + len(dist))
     if len(std) and wide > std[0]:
         # The focal length's valley is wider than its curvature at the bottom says (few,
         # small or square-on views): the profile's width is what is known of it.
