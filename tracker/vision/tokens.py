@@ -110,15 +110,16 @@ class TokenStyles:
 def _flat_middle(middle: np.ndarray, dist: np.ndarray, colour: np.ndarray) -> bool:
     """Whether a face's middle samples are one flat paint: FLAT_FACE_SHARE of them within
     FACE_TOL of ``colour`` (``dist``), their light spread (IQR) at most FLAT_FACE_IQR."""
-    shades = (middle @ colour) / max(float(colour @ colour), 1e-6)
-    q1, q3 = np.percentile(shades, [25, 75])
+    q1, q3 = np.percentile(shade_of(middle, colour), [25, 75])
     return bool((dist <= FACE_TOL).mean() >= FLAT_FACE_SHARE and q3 - q1 <= FLAT_FACE_IQR)
 
 
-def shade_of(sample: np.ndarray, colour: np.ndarray) -> float:
-    """How much light ``sample`` gets as ``colour``'s paint: 1 as at set-up, 0.5 half."""
+def shade_of(sample: np.ndarray, colour: np.ndarray) -> float | np.ndarray:
+    """How much light ``sample`` (a colour, or (N, 3) of them) gets as ``colour``'s paint:
+    1 as at set-up, 0.5 half."""
     c = np.asarray(colour, np.float32)
-    return float(np.dot(sample, c) / max(float(np.dot(c, c)), 1e-6))
+    s = np.asarray(sample, np.float32) @ c / max(float(np.dot(c, c)), 1e-6)
+    return float(s) if np.ndim(s) == 0 else s
 
 
 def shade_distance(samples: np.ndarray, colours: np.ndarray) -> np.ndarray:
