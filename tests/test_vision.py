@@ -78,9 +78,10 @@ def test_vision_doctests():
 
     import tracker.vision.colour
     import tracker.vision.remap
+    import tracker.vision.rim_fit
     import tracker.vision.tokens
 
-    for mod in (tracker.vision.colour, tracker.vision.remap, tracker.vision.tokens):
+    for mod in (tracker.vision.colour, tracker.vision.remap, tracker.vision.rim_fit, tracker.vision.tokens):
         failed, tried = doctest.testmod(mod)
         assert tried > 0 and failed == 0, mod.__name__
 
