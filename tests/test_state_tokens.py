@@ -374,15 +374,15 @@ def test_without_the_tag_face_test_the_shadowed_token_would_be_a_fighter(shadowe
     as a white side's 25 mm rim and reported as a fighter until its tag is read. (The
     tag search now reads this tag at once; with its grid's shifts held to 2 px, as
     before, the tag stays unread for some looks, as a tag under a deeper shadow would.)"""
-    import tracker.detection as detection
+    import tracker.vision.tags as tags
 
     folder, truth = shadowed
-    monkeypatch.setattr(detection, "SEARCH_SHIFT_IN", 0.0)
-    detection._search_grids.cache_clear()
+    monkeypatch.setattr(tags, "SEARCH_SHIFT_IN", 0.0)
+    tags._search_grids.cache_clear()
     try:
         runs = _run(folder, face_test=False)
     finally:
-        detection._search_grids.cache_clear()
+        tags._search_grids.cache_clear()
     s = score(truth, [r for r, _, _ in runs])
     assert s["raw_false_base_detections"] > 0, s
 

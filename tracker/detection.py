@@ -18,7 +18,6 @@ filtered with boolean masks: ``dets[dets.side == 0]``.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 import warnings
@@ -43,6 +42,8 @@ from .vision.rim_evidence import RimColours, _mix_evidence, _neutral_lift, rim_e
 from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside_rims, _rim_edge_points,
                              _wall_share_of, rim_fit_sigma)
 from .vision.rim_fit import _ray_edges  # noqa: F401 (re-exported)
+from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
+from .vision.tags import read_cut_out, search_costs
 from .vision.tokens import TokenStyles, face_samples
 from .vision.views import PlaneView, _plane_map
 
@@ -1223,9 +1224,7 @@ class TableDetector:
         which defeats ArUco's own square finder; but the tag is centred on a disc we
         have already found, so: take the dark square inside the disc, straighten it to
         a 6x6 cell grid (border plus 4x4 bits) and look the bits up in the dictionary,
-        in all four rotations."""
-        from calibration.markers import get_dictionary
-
+        in all four rotations (``vision.tags.read_cut_out``)."""
         # How much the disc looks like a printed tag, read or not (see _decode_search).
         self._last_face, self._last_cost, self._last_best = 0.0, np.inf, -1
         S = self.px_per_in * 4
@@ -1234,43 +1233,12 @@ class TableDetector:
                                S, self.image_size)
         gray = cv2.cvtColor(view.sample(frame), cv2.COLOR_BGR2GRAY)
         self._last_closeup = (view, gray)
-        h, w = gray.shape
-        disc = np.zeros((h, w), np.uint8)
-        cv2.circle(disc, (w // 2, h // 2), int(round(diam / 2 * S * 0.9)), 255, -1)
-        vals = gray[disc > 0]
-        if vals.size < 50 or vals.max() - vals.min() < 60:
+        worth, idx = read_cut_out(gray, S, diam, self.config.table.dictionary)
+        if not worth:
             return None
-        thr, _ = cv2.threshold(vals.reshape(-1, 1), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-        dark = ((gray < thr) & (disc > 0)).astype(np.uint8)
-        dark = cv2.morphologyEx(dark, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(dark)
-        if n < 2:
-            return self._decode_search(gray, S, diam, xy)
-        big = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-        # The square's smallest box is its convex hull's, and every corner of that hull
-        # lies on the region's outline: the outline's pixels give the same box as all
-        # of them, a few hundred points instead of thousands.
-        outline, _ = cv2.findContours((labels == big).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-        at = np.unique(np.concatenate(outline).reshape(-1, 2) @ np.array([1, 1 << 16]))  # (once each)
-        pts = np.column_stack([at & 0xFFFF, at >> 16]).astype(np.float32)
-        (cx, cy), (rw, rh), ang = cv2.minAreaRect(pts)
-        side = 0.5 * (rw + rh)
-        if side < 0.4 * diam * S or abs(rw - rh) > 0.2 * side:
-            return self._decode_search(gray, S, diam, xy)
-        box = cv2.boxPoints(((cx, cy), (side, side), ang)).astype(np.float32)
-        cell = 8
-        dst = np.array([[0, 0], [6 * cell, 0], [6 * cell, 6 * cell], [0, 6 * cell]], np.float32)
-        M = cv2.getPerspectiveTransform(box, dst)
-        flat = cv2.warpPerspective(gray, M, (6 * cell, 6 * cell))
-        centres = flat[cell // 2::cell, cell // 2::cell][:6, :6].astype(float)
-        bits = (centres > thr).astype(np.uint8)
-        if bits[0, :].any() or bits[-1, :].any() or bits[:, 0].any() or bits[:, -1].any():
-            return self._decode_search(gray, S, diam, xy)  # not a marker border
-        dictionary = get_dictionary(self.config.table.dictionary)
-        ok, idx, _rot = dictionary.identify(bits[1:-1, 1:-1], 0.0)
-        if ok and self._token_kind(int(idx)) is not None:
+        if idx is not None and self._token_kind(idx) is not None:
             self._last_face, self._last_cost = np.inf, 0.0
-            return int(idx)
+            return idx
         return self._decode_search(gray, S, diam, xy)
 
     def _decode_search(self, gray: np.ndarray, S: float, diam: float, xy: np.ndarray | None = None) -> int | None:
@@ -1282,43 +1250,13 @@ class TableDetector:
         read softly against every code. A token lies still: a reading too close to
         call in one look is summed with the looks before at the same place (``xy``)
         until one code clearly wins. Objective and treasure ids are taken from here only
-        when one look reads them nearly perfectly (``token_search_cost``)."""
-        g8 = cv2.GaussianBlur(gray, (0, 0), 0.6)
-        h, w = g8.shape
-        # A shadow across the disc: brightness relative to the paper nearby (the local
-        # maximum over about a third of the disc), not absolute. (The blurred close-up
-        # is still whole levels: dilated as 8-bit, then made float, it is the same, in
-        # half the time.)
-        k = int(diam * S * 0.35) | 1
-        paper_level = cv2.GaussianBlur(cv2.dilate(g8, _ellipse(k)).astype(np.float32), (0, 0), k / 4)
-        g = 200.0 * g8.astype(np.float32) / np.maximum(paper_level, 20.0)
-        X, Y, border = _search_grids(h, w, float(S), float(diam))
-        vals = cv2.remap(g, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        cells, paper = vals[:, :36], vals[:, 36:]
-        b = cells[:, border]
-        mb, mp = _mean(b), _mean(paper)
-        score = mp - mb - 0.5 * _std(b, mb) - 0.5 * _std(paper, mp)
+        when one look reads them nearly perfectly (``token_search_cost``). The search
+        itself: ``vision.tags.search_costs``."""
         # The best border's score says whether there is a tag at all, read or not: a
         # printed tag scores 75-140, a miniature on its base 40 or less (_settle_discs).
-        self._last_face = float(score.max())
-        # Soft reading: the few grids that fit the border best, each cell as a fraction
-        # between border black and paper white, against every code of the dictionary in
-        # its four turns. The nearest code must be near, and clearly nearer than any other.
-        top = np.argsort(-score)[:24]
-        lo = b[top].mean(axis=1, keepdims=True)
-        hi = paper[top].mean(axis=1, keepdims=True)
-        ok = (hi - lo)[:, 0] >= 40
-        if not ok.any():
+        self._last_face, per_id = search_costs(gray, S, diam, self.config.table.dictionary)
+        if per_id is None:
             return None
-        top, lo, hi = top[ok], lo[ok], hi[ok]
-        v = np.clip((cells[top] - lo) / (hi - lo), 0, 1)
-        if (v[:, border] > 0.5).any(axis=1).all():
-            return None  # no grid with a whole black border
-        inner = v[:, ~border]  # (n, 16), row-major
-        codes, ids = _dictionary_codes(self.config.table.dictionary)
-        cost = np.abs(inner[:, None, :] - codes[None]).sum(axis=2) + 4.0 * (v[:, border] > 0.5).sum(axis=1)[:, None]
-        per_id = np.full(int(ids.max()) + 1, np.inf)
-        np.minimum.at(per_id, ids, cost.min(axis=0))
         # A disc carries a token's tag (objective, treasure or state ids), never a table
         # marker's or a terrain piece's: only those are told apart.
         per_id[self._not_token_ids(len(per_id))] = np.inf
@@ -2504,90 +2442,3 @@ def _overlap(xy: np.ndarray, r: float, poly: Any, kxy: np.ndarray, kr: float, kp
     a = poly if poly is not None else Point(*xy).buffer(r, 16)
     b = kpoly if kpoly is not None else Point(*kxy).buffer(kr, 16)
     return a.intersection(b).area > 0.15 * min(a.area, b.area)
-
-
-_CODES: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-
-def _dictionary_codes(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Every marker of an ArUco dictionary in its four turns, as 0/1 rows of its inner
-    cells (row-major): (codes (4n, bits), ids (4n,))."""
-    if name not in _CODES:
-        from calibration.markers import get_dictionary
-
-        d = get_dictionary(name)
-        n, size = d.bytesList.shape[0], d.markerSize
-        rows, ids = [], []
-        for i in range(n):
-            bits = cv2.aruco.Dictionary.getBitsFromByteList(d.bytesList[i:i + 1], size)
-            for k in range(4):
-                rows.append(np.rot90(bits, k).ravel().astype(np.float32))
-                ids.append(i)
-        _CODES[name] = (np.array(rows), np.array(ids))
-    return _CODES[name]
-
-
-SEARCH_SHIFT_IN = 0.045  # half the span of _decode_search's shifts of the grid, inches
-
-
-@functools.lru_cache(maxsize=16)
-def _search_grids(h: int, w: int, S: float, diam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """_decode_search's sampling points in an ``h`` x ``w`` close-up: every turn, cell
-    size and shift of the 6x6 cell grid (36 cell centres) plus the 16 paper points just
-    outside its border, as float32 remap maps (one row per grid); and which of the 36
-    cells are border. They depend on the close-up's size alone, so they are made once,
-    not at every disc. (Read-only.)"""
-    k = np.arange(6) - 2.5
-    cu, cv_ = (a.ravel() for a in np.meshgrid(k, k))  # cell centres, in cells, row-major
-    border = (np.abs(cu) > 2) | (np.abs(cv_) > 2)
-    # Paper just outside the border, along the middle of each side (the corners
-    # would fall off the disc).
-    m = np.array([-1.5, -0.5, 0.5, 1.5])
-    ou = np.concatenate([m, m, np.full(4, -3.5), np.full(4, 3.5)])
-    ov = np.concatenate([np.full(4, -3.5), np.full(4, 3.5), m, m])
-    U = np.concatenate([cu, ou])
-    V = np.concatenate([cv_, ov])
-    ang = np.deg2rad(np.arange(0, 90, 3.0))
-    sides = np.arange(0.5, 0.81, 0.05) * diam * S / 6  # cell size in pixels
-    # The disc's centre is known to about 0.04 in whatever the close-up's scale: the
-    # shifts span that in inches (at least 2 px), not a fixed count of pixels (at 4K a
-    # 45-degree tag 2.5 px off centre was never read).
-    shifts = np.linspace(-1.0, 1.0, 5) * max(2.0, SEARCH_SHIFT_IN * S)
-    A, C, DX, DY = np.meshgrid(ang, sides, shifts, shifts, indexing="ij")
-    A, C, DX, DY = (a.ravel()[:, None] for a in (A, C, DX, DY))
-    ca, sa = np.cos(A), np.sin(A)
-    X = ((w - 1) / 2 + DX + C * (U[None] * ca - V[None] * sa)).astype(np.float32)
-    Y = ((h - 1) / 2 + DY + C * (U[None] * sa + V[None] * ca)).astype(np.float32)
-    for a in (X, Y, border):
-        a.setflags(write=False)
-    return X, Y, border
-
-
-@functools.lru_cache(maxsize=16)
-def _ellipse(k: int) -> np.ndarray:
-    el = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
-    el.setflags(write=False)
-    return el
-
-
-def _mean(a: np.ndarray) -> np.ndarray:
-    """a.mean(axis=1) of a 2-d float32 array: the same sum and division, without
-    numpy's bookkeeping (_decode_search calls it on thousands of short rows)."""
-    r = np.add.reduce(a, axis=1)
-    return np.true_divide(r, np.intp(a.shape[1]), out=r, casting="unsafe")
-
-
-def _std(a: np.ndarray, mean: np.ndarray | None = None) -> np.ndarray:
-    """a.std(axis=1) of a 2-d float32 array, as numpy works it out (mean, squared
-    deviations, their mean, root); ``mean``: _mean(a), if worked out already."""
-    n = np.intp(a.shape[1])
-    if mean is None:
-        m = np.add.reduce(a, axis=1, keepdims=True)
-        np.true_divide(m, n, out=m, casting="unsafe")
-    else:
-        m = mean[:, None]
-    x = np.subtract(a, m)
-    np.square(x, out=x)
-    r = np.add.reduce(x, axis=1)
-    np.true_divide(r, n, out=r, casting="unsafe")
-    return np.sqrt(r, out=r)
