@@ -79,9 +79,11 @@ def test_vision_doctests():
     import tracker.vision.colour
     import tracker.vision.remap
     import tracker.vision.rim_fit
+    import tracker.vision.stands
     import tracker.vision.tokens
 
-    for mod in (tracker.vision.colour, tracker.vision.remap, tracker.vision.rim_fit, tracker.vision.tokens):
+    for mod in (tracker.vision.colour, tracker.vision.remap, tracker.vision.rim_fit, tracker.vision.stands,
+                tracker.vision.tokens):
         failed, tried = doctest.testmod(mod)
         assert tried > 0 and failed == 0, mod.__name__
 

@@ -42,12 +42,15 @@ from .vision.rim_evidence import RimColours, _mix_evidence, _neutral_lift, rim_e
 from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside_rims, _rim_edge_points,
                              _wall_share_of, rim_fit_sigma)
 from .vision.rim_fit import _ray_edges  # noqa: F401 (re-exported)
+from .vision.stands import Outline, foreground, pursue, response_at
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
 from .vision.tags import read_cut_out, search_costs
 from .vision.tokens import TokenStyles, face_samples
 from .vision.views import PlaneView, _plane_map
 
 KIND_BASE, KIND_OBJECTIVE, KIND_TREASURE = 0, 1, 2
+PURSUE_HAND_MARGIN_IN = 1.0  # a hand's shadow reaches about this far past it on renders
+PURSUED_SIGMA_PX = 1.5  # the 1-sigma of a base found as foreground, per axis (see _add_sigma)
 # A tagged state token (activation, damage: ids 80-99), never an objective or treasure.
 KIND_STATE = 3
 KIND_NAMES = {KIND_BASE: "base", KIND_OBJECTIVE: "objective", KIND_TREASURE: "treasure", KIND_STATE: "state"}
@@ -83,6 +86,9 @@ class Detections:
     shape: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     size_mm: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
     angle_deg: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # True: a base found as a patch of its outline's shape that is not the empty table
+    # (vision.stands), its rim too thin to fit; it gives way to any token on it.
+    from_foreground: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # Frame-level observations (not per row).
     terrain: tuple[TerrainPiece, ...] = ()
     hand_mask: np.ndarray | None = None  # rectified floor mask of hands/arms over the table
@@ -92,6 +98,10 @@ class Detections:
     # False: the bases were measured at the sizes the tracker gave (a follow, or held),
     # not found at any size, so they say nothing of a fighter's size.
     sizes_found: bool = True
+
+    def __post_init__(self) -> None:
+        if len(self.from_foreground) != len(self.kind):  # (rows made without it: none so found)
+            self.from_foreground = np.zeros(len(self.kind), bool)
 
     def hand_over(self, x: float, y: float, radius_in: float = 0.0) -> bool:
         """Whether a hand or arm covers the table at world (x, y) in this frame (anywhere
@@ -107,7 +117,8 @@ class Detections:
         disc = (rows - r) ** 2 + (cols - c) ** 2 <= k * k
         return bool(disc.size and self.hand_mask[rows, cols][disc].any())
 
-    _ROW_FIELDS = ("xyz", "kind", "side", "base_mm", "tag_id", "score", "sigma_in", "shape", "size_mm", "angle_deg")
+    _ROW_FIELDS = ("xyz", "kind", "side", "base_mm", "tag_id", "score", "sigma_in", "shape", "size_mm", "angle_deg",
+                   "from_foreground")
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -139,6 +150,7 @@ class Detections:
             shape=np.array([r.get("shape", 0) for r in rows], int),
             size_mm=np.array([r.get("size_mm", (r.get("base_mm", 0.0),) * 2) for r in rows], float).reshape(-1, 2),
             angle_deg=np.array([r.get("angle_deg", 0.0) for r in rows], float),
+            from_foreground=np.array([r.get("from_foreground", False) for r in rows], bool),
         )
 
 
@@ -308,6 +320,18 @@ class TableDetector:
         self.min_coverage_seen_all_round, self.min_band_seen_all_round = 0.65, 0.45
         # A fit with less of its outline seen is a base if it has rim evidence all round.
         self.min_coverage_all_round, self.min_band_all_round, self.max_cross_all_round = 0.22, 0.3, 0.35
+        # Oval and rectangular bases under ``pursue_max_depth_px`` deep in the view (an
+        # Epic stand below 4K: a rim a pixel or two wide, which fitted 5-90 % of them on
+        # tuning tables) are also found as foreground of their outline (_pursued_stands):
+        # placements responding at least ``pursue_threshold``, whose outline's rim
+        # evidence names one side, ``pursue_side_ratio`` times any other's and at least
+        # ``pursue_side_min``; placed by their rim where a fit lands within
+        # ``pursue_refine_px`` of them. (Larger ones gained little on the tuning tables'
+        # ovals and lost sides: a round base under a large miniature reads as an oval.)
+        self.pursue_max_depth_px = 20.0
+        self.pursue_threshold = 0.55
+        self.pursue_side_min, self.pursue_side_ratio = 0.003, 2.0
+        self.pursue_refine_px = 2.0
         self._shape_kernels: dict = {}
         self._not_token_key: tuple | None = None  # (_not_token_ids)
         self._not_token: list[int] = []
@@ -551,7 +575,19 @@ class TableDetector:
             fits += self._refine_shapes(self._find_shapes(evs), evs)
         if self.learn_rim_colours and platforms is None:
             self._learn_rims(fits, {-1: lab, **platform_labs})
-        return self._drop_platform_overhang(self._bases_from_candidates(fits, roster=platforms is None)), t2
+        bases = self._bases_from_candidates(fits, roster=platforms is None)
+        if self._shaped:
+            # Stands too small for their rims to fit, where the bases found leave
+            # foreground unexplained (_pursued_stands): the selection again, with them.
+            # (Not near a hand: its shadow, dark mat in a stand's size, is foreground too.)
+            near_hand = hand
+            if hand.any():
+                k = 2 * int(round(PURSUE_HAND_MARGIN_IN * self.px_per_in)) + 1
+                near_hand = cv2.dilate(hand.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0
+            pursued = self._pursued_stands(lab, usable & ~near_hand, evs, bases)
+            if pursued:
+                bases = self._bases_from_candidates(fits + pursued, roster=platforms is None)
+        return self._drop_platform_overhang(bases), t2
 
     def detect_region(self, frame: np.ndarray, window: tuple[slice, slice]) -> Detections:
         """Bases only, looked for as ``detect`` looks for them but only in ``window``
@@ -882,6 +918,11 @@ class TableDetector:
         if calib is None:
             return
         dets.sigma_in = calib
+        # A stand found as foreground is placed by its patch (or by a rim fit it allowed,
+        # a pixel or two away): 1.2-1.3 px RMS per axis against the truth on tuning tables.
+        fg = dets.from_foreground
+        if fg.any():
+            dets.sigma_in[fg] = np.hypot(dets.sigma_in[fg], PURSUED_SIGMA_PX / self.px_per_in)
         position = getattr(self.camera, "camera_position", None)
         round_ = (dets.kind == KIND_BASE) & (dets.shape == 0)
         if lift > 0 and position is not None and round_.any():
@@ -1082,9 +1123,16 @@ class TableDetector:
             d = np.linalg.norm(bases.xyz[:, None, :2] - paper[None], axis=2)
             small = bases.base_mm <= 1.2 * self._paper_diameter_in() * MM_PER_IN
             keep_base &= ~(small & (d < 0.35 * self._paper_diameter_in()).any(axis=1))
+            keep_base &= ~(bases.from_foreground & (d < bases.base_mm[:, None] / MM_PER_IN / 2).any(axis=1))
+        if len(bases) and len(tokens) and bases.from_foreground.any():
+            # A base found only as a patch of its outline's shape is no more than that: a
+            # token disc is such a patch too (a 1 in disc fills 40 x 20 mm outlines' middles
+            # about as well as the stands do). A token found on it is the token.
+            d = np.linalg.norm(tokens.xyz[:, None, :2] - bases.xyz[None, :, :2], axis=2)
+            keep_base &= ~(bases.from_foreground & (d < bases.base_mm[None, :] / MM_PER_IN / 2).any(axis=0))
         if len(bases) and len(tokens):
             d = np.linalg.norm(tokens.xyz[:, None, :2] - bases.xyz[None, :, :2], axis=2)
-            inside = d < (bases.base_mm[None, :] / MM_PER_IN / 2)
+            inside = (d < (bases.base_mm[None, :] / MM_PER_IN / 2)) & keep_base[None, :]
             # Two tags read inside one "rim": the arcs of paper discs side by side closing
             # a large circle (a 60 mm white one round two state tokens), not a base with
             # tokens lying on it.
@@ -1905,6 +1953,76 @@ class TableDetector:
                             "rank": fit.score + min(fit.band[2], fit.band[3])})
         return out
 
+    def _pursued_stands(self, lab: np.ndarray, usable: np.ndarray, evs: dict[tuple[int, int], np.ndarray],
+                        found: Detections) -> list[dict]:
+        """Oval and rectangular bases on the floor found as foreground of their outline
+        (vision.stands.pursue; every base outline the roster lists competes, so that a
+        round base's patch is not taken for a stand), each given to the side whose rim
+        evidence along its outline is clearly the strongest, and placed by its rim where
+        that can be fitted near. They rank below every base fitted by the usual search:
+        where that found a base, it places it."""
+        S = self.px_per_in
+        specs = sorted({spec for _, spec in self._shaped}, key=str)
+        if self._bg_floor is None or not any(sp.depth_mm / MM_PER_IN * S < self.pursue_max_depth_px for sp in specs):
+            return []
+        fg = foreground(lab, self._bg_floor, usable)
+        explained = self._footprints(found)
+        rounds = sorted({float(mm) for _, _, sizes in self._side_lab() for mm in sizes})
+        outlines = [Outline(sp.shape, sp.width_mm / MM_PER_IN / 2 * S, sp.depth_mm / MM_PER_IN / 2 * S) for sp in specs]
+        outlines += [Outline("round", mm / MM_PER_IN / 2 * S, mm / MM_PER_IN / 2 * S) for mm in rounds]
+        discs = [Outline("round", t.diameter_in / 2 * S, t.diameter_in / 2 * S) for t in self.config.tokens.values()]
+        out = []
+        for p in pursue(fg, outlines, threshold=self.pursue_threshold, explained=explained):
+            if p.outline >= len(specs) or 2 * outlines[p.outline].hy >= self.pursue_max_depth_px:
+                continue  # a round base's patch, or a base large enough for its rim to be fitted
+            # A token's disc responds to a stand's outline too: a patch its own disc
+            # explains better is that disc, not a stand.
+            if any(response_at(fg, d, 0.0, p.col, p.row) >= p.response for d in discs):
+                continue
+            spec, o = specs[p.outline], outlines[p.outline]
+            sides = [si for si, sp in self._shaped if sp == spec and (-1, si) in evs]
+            band, _ = outline_samples(spec.shape, max(o.hx - 0.7, 1.0), max(o.hy - 0.7, 1.0))
+            c, s_ = np.cos(p.theta), np.sin(p.theta)
+            col = np.clip(np.rint(p.col + c * band[:, 0] - s_ * band[:, 1]).astype(int), 0, fg.shape[1] - 1)
+            row = np.clip(np.rint(p.row + s_ * band[:, 0] + c * band[:, 1]).astype(int), 0, fg.shape[0] - 1)
+            ev = sorted(((float(evs[(-1, si)][row, col].mean()), si) for si in sides), reverse=True)
+            if not ev or ev[0][0] < self.pursue_side_min or (len(ev) > 1 and ev[0][0] < self.pursue_side_ratio * ev[1][0]):
+                continue
+            out.append({"row": p.row, "col": p.col, "side": ev[0][1], "base_mm": spec.width_mm, "view": -1,
+                        "score": self.min_coverage, "shape": SHAPE_CODES[spec.shape],
+                        "size_mm": (spec.width_mm, spec.depth_mm), "theta": p.theta, "resid": 0.0,
+                        "corr": p.response, "sides": 0, "rank": -1.0 + 0.01 * p.response, "pursued": True,
+                        "spec": spec})
+        if out:
+            for (side, spec), group in _groups(out, lambda c: (c["side"], c["spec"])).items():
+                hx, hy = spec.width_mm / MM_PER_IN / 2 * S, spec.depth_mm / MM_PER_IN / 2 * S
+                fits = fit_shapes(evs[(-1, side)], spec.shape, hx, hy, np.array([c["col"] for c in group]),
+                                  np.array([c["row"] for c in group]), np.array([c["theta"] for c in group]),
+                                  px_per_in=S, bias=self.edge_bias_px)
+                for c, fit in zip(group, fits):
+                    if (fit is not None and abs(fit.offset - self.edge_bias_px) <= 1.5
+                            and np.hypot(fit.cx - c["col"], fit.cy - c["row"]) <= self.pursue_refine_px):
+                        c.update(col=fit.cx, row=fit.cy, theta=fit.theta, refined=True)
+        return out
+
+    def _footprints(self, bases: Detections) -> np.ndarray:
+        """Where ``bases`` on the floor cover the floor view (a mask of its pixels)."""
+        mask = np.zeros(self.floor.shape, np.uint8)
+        on_floor = np.flatnonzero((bases.kind == KIND_BASE) & (np.abs(bases.xyz[:, 2]) < 0.05))
+        if not len(on_floor):
+            return mask.astype(bool)
+        S = self.px_per_in
+        px = self.floor.to_pixel(bases.xyz[on_floor, :2])
+        for k, (c, r) in zip(on_floor, px):
+            hx, hy = bases.size_mm[k] / MM_PER_IN / 2 * S
+            deg = -float(bases.angle_deg[k])  # (world angles turn the other way in the view's rows)
+            if bases.shape[k] == SHAPE_CODES["rect"]:
+                box = cv2.boxPoints(((float(c), float(r)), (2 * hx, 2 * hy), deg))
+                cv2.fillPoly(mask, [np.rint(box).astype(np.int32)], 1)
+            else:
+                cv2.ellipse(mask, ((float(c), float(r)), (2 * hx, 2 * hy), deg), 1, -1)
+        return mask.astype(bool)
+
     def _long_side_covered(self, fit: Any, shape: str, hx: float, hy: float, view: int) -> bool:
         """Whether the long side of a fit (base_shapes.ShapeFit in ``view``) that shows
         less rim lies mostly where nothing can be seen: under terrain, a hand or off the
@@ -2402,7 +2520,8 @@ class _Placement:
         row = {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"], "base_mm": c["base_mm"],
                "score": c["score"]}
         if code:
-            row.update(shape=code, size_mm=c["size_mm"], angle_deg=float(-np.degrees(c["theta"])) % 180.0)
+            row.update(shape=code, size_mm=c["size_mm"], angle_deg=float(-np.degrees(c["theta"])) % 180.0,
+                       from_foreground=bool(c.get("pursued", False)))
         # Bases cannot overlap: two closer than their radii allow (less measurement
         # error) are one base, the better-fitted one. Oval and rectangular bases are
         # compared by their outlines: stands in base contact touch, they do not overlap.
@@ -2427,6 +2546,13 @@ class _Placement:
         self.rows.append(row)
         self.kept_index.append(k)
         return True
+
+
+def _groups(items: list, key: Callable) -> dict:
+    out: dict = {}
+    for it in items:
+        out.setdefault(key(it), []).append(it)
+    return out
 
 
 def _overlap(xy: np.ndarray, r: float, poly: Any, kxy: np.ndarray, kr: float, kpoly: Any) -> bool:

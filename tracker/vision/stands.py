@@ -1,0 +1,214 @@
+"""Oval and rectangular bases found as what is not the empty table (foreground pursuit).
+
+At 720p over an Epic table a 40 x 20 mm stand is some 19 x 9 pixels of the rectified
+floor, its rim a pixel wide and blurred into the mat and its miniature: too little rim
+colour to fit its outline (``base_shapes.fit_shapes``), which found 5 % of the stands
+on one such tuning table. What does show is the stand as a whole: a patch of the
+base's size and shape where the picture is not the empty table's.
+
+``foreground`` says, per pixel of a rectified view, how surely it differs from the empty
+table. ``pursue`` explains the foreground with placements of one base outline, best
+first (matching pursuit): each placement must be nearly all foreground inside and
+nearly none in a band just outside (beyond the blur's reach), and what it covers is
+then taken out, so that the stands of a packed block are placed one by one from its
+edges in, never two over one patch.
+
+In: Lab views (``colour.detector_lab``) of the frame and of the empty table, where the
+view can be seen, the outlines the table's bases have (``Outline``). Out: ``Placement``s
+(which outline, centre in view pixels, angle in radians as ``base_shapes`` turns
+outlines, response).
+Which side a placement belongs to is the caller's (the rim's colour along its outline).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from ..base_shapes import _signed_distance
+
+# A pixel is foreground from this Lab distance to the empty table (L weighed 0.35, as
+# the detector's), surely so at FG_LEVEL + FG_SPAN: sensor noise and JPEG stay under
+# the first, a base's rim or a miniature's paint pass the second.
+FG_LEVEL, FG_SPAN = 4.0, 8.0
+# The outline's outer band starts this many pixels out: the views are sampled near the
+# camera's own resolution, where blur and the base's own shadow spread its foreground
+# by 1.5-2.5 px (a 19 x 9 px stand showed as 22 x 14 px).
+OUTER_GAP_PX, OUTER_WIDTH_PX = 2.5, 2.0
+# Already explained pixels (a placed base) in the outer band count this much foreground:
+# bases in contact touch there.
+TOUCHING = 0.5
+
+
+@dataclass(frozen=True)
+class Outline:
+    """A base's outline in view pixels: ``shape`` "round", "oval" or "rect", half sizes
+    ``hx`` >= ``hy`` (a round base's radius twice)."""
+
+    shape: str
+    hx: float
+    hy: float
+
+    @property
+    def area(self) -> float:
+        return 4 * self.hx * self.hy if self.shape == "rect" else math.pi * self.hx * self.hy
+
+    @property
+    def turns(self) -> bool:
+        return self.shape != "round" and self.hx != self.hy
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One outline (``outline``: its index in what ``pursue`` was given) placed at
+    (``col``, ``row``) turned ``theta`` (radians, as base_shapes turns outlines), and how
+    well it explained the foreground there (``response``)."""
+
+    outline: int
+    col: float
+    row: float
+    theta: float
+    response: float
+
+
+def foreground(lab: np.ndarray, empty_lab: np.ndarray, usable: np.ndarray) -> np.ndarray:
+    """How surely each pixel is not the empty table, 0..1 (0 where not ``usable``)."""
+    d = cv2.GaussianBlur(cv2.subtract(lab, empty_lab), (3, 3), 0)  # (the blur is linear: one for both)
+    dist = cv2.sqrt(cv2.transform(cv2.multiply(d, d), np.ones((1, 3), np.float32)))
+    fg = np.clip((dist - FG_LEVEL) * (1.0 / FG_SPAN), 0.0, 1.0)
+    fg[~usable] = 0.0
+    return fg
+
+
+def _sd(shape: str, u: np.ndarray, v: np.ndarray, hx: float, hy: float) -> np.ndarray:
+    return _signed_distance("rect" if shape == "rect" else "oval", u, v, hx, hy)
+
+
+def outline_masks(outline: Outline, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The outline's inside (weights summing to 1, anti-aliased) and its outer band
+    (weights summing to 1), as kernels centred on the base."""
+    R = int(math.ceil(math.hypot(outline.hx, outline.hy) + OUTER_GAP_PX + OUTER_WIDTH_PX + 1))
+    yy, xx = np.mgrid[-R:R + 1, -R:R + 1].astype(np.float32)
+    c, s = math.cos(theta), math.sin(theta)
+    sd = _sd(outline.shape, xx * c + yy * s, -xx * s + yy * c, outline.hx, outline.hy)
+    inside = np.clip(0.5 - sd, 0.0, 1.0)
+    outer = ((sd > OUTER_GAP_PX) & (sd <= OUTER_GAP_PX + OUTER_WIDTH_PX)).astype(np.float32)
+    return (inside / inside.sum()).astype(np.float32), (outer / outer.sum()).astype(np.float32)
+
+
+def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angles: int = 12,
+           explained: np.ndarray | None = None, max_n: int = 200) -> list[Placement]:
+    """Placements of the ``outlines`` that explain ``fg``, best first, each responding at
+    least ``threshold`` (1: all foreground inside, none in the outer band). The outlines
+    compete: a patch goes to the one that explains it best (a round base's patch to its
+    circle, not to an oval laid over it). ``explained``: pixels bases found otherwise
+    cover (a placement over them is penalised, one beside them touches them; a patch
+    they cover all but a fleck of is not looked at).
+
+    >>> fg = np.zeros((40, 90), np.float32); fg[15:25, 10:30] = 1; fg[15:25, 30:50] = 1
+    >>> fg[13:28, 63:78] = 1  # a round base beside two stands in contact
+    >>> sorted((p.outline, round(p.col), round(p.row)) for p in
+    ...        pursue(fg, [Outline("rect", 9.5, 4.5), Outline("round", 7.5, 7.5)], threshold=0.6))
+    [(0, 20, 20), (0, 40, 20), (1, 70, 20)]
+    """
+    fg = fg.astype(np.float32)
+    inner_map = fg.copy()  # what a placement's inside sees: taken pixels count against it
+    outer_map = fg.copy()  # what its outer band sees: taken pixels as touching neighbours
+    if explained is not None:
+        inner_map[explained] = -1.0
+        outer_map[explained] = TOUCHING
+    layers = [(i, a) for i, o in enumerate(outlines)
+              for a in (np.arange(n_angles) * (math.pi / n_angles) if o.turns else [0.0])]
+    kernels = [outline_masks(outlines[i], a) for i, a in layers]
+    R = max(k[0].shape[0] for k in kernels) // 2
+    H, W = fg.shape
+
+    def respond(r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
+        """Responses at the centres [r0:r1, c0:c1], the maps read R beyond them."""
+        e0, e1, f0, f1 = max(r0 - R, 0), min(r1 + R, H), max(c0 - R, 0), min(c1 + R, W)
+        ins, out = inner_map[e0:e1, f0:f1], outer_map[e0:e1, f0:f1]
+        return np.stack([cv2.filter2D(ins, -1, ki, borderType=cv2.BORDER_CONSTANT)
+                         - cv2.filter2D(out, -1, ko, borderType=cv2.BORDER_CONSTANT)
+                         for ki, ko in kernels])[:, r0 - e0:r1 - e0, c0 - f0:c1 - f0]
+
+    # Only where there is foreground enough for a base: blobs of it at least half the
+    # smallest base's area (whole-view filtering at 24 angles would cost ~0.5 s a look).
+    # (A found base's foreground reaches past its outline by the blur: not a patch.)
+    seed = inner_map > 0.5
+    if explained is not None:
+        g = 2 * int(math.ceil(OUTER_GAP_PX)) + 1
+        seed &= ~cv2.dilate(explained.astype(np.uint8), np.ones((g, g), np.uint8)).astype(bool)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(seed.astype(np.uint8), connectivity=8)
+    least = min(o.area for o in outlines)
+    out: list[Placement] = []
+    for b in range(1, n):
+        x, y, w, h, a = stats[b]
+        if a < 0.5 * least:
+            continue
+        # Centres within the blob's box: a base on the blob lies over its middle.
+        r0, r1, c0, c1 = y, y + h, x, x + w
+        resp = respond(r0, r1, c0, c1)
+        while len(out) < max_n:
+            li, rr, cc = np.unravel_index(int(np.argmax(resp)), resp.shape)
+            best = float(resp[li, rr, cc])
+            if best < threshold:
+                break
+            i, theta = layers[li]
+            dc, dr = _subpixel(resp[li], rr, cc)
+            if outlines[i].turns:  # the angle between its two neighbours' (same outline, half a turn round)
+                prev = li - 1 if li > 0 and layers[li - 1][0] == i else li + n_angles - 1
+                nxt = li + 1 if li + 1 < len(layers) and layers[li + 1][0] == i else li - n_angles + 1
+                theta = (theta + _parabola(resp[prev, rr, cc], best, resp[nxt, rr, cc]) * math.pi / n_angles) % math.pi
+            p = Placement(i, c0 + cc + dc, r0 + rr + dr, float(theta), best)
+            out.append(p)
+            _take(inner_map, outer_map, outlines[i], p)
+            # Only responses within reach of what was taken change.
+            q0, q1 = max(int(p.row) - 2 * R, r0), min(int(p.row) + 2 * R + 2, r1)
+            s0, s1 = max(int(p.col) - 2 * R, c0), min(int(p.col) + 2 * R + 2, c1)
+            resp[:, q0 - r0:q1 - r0, s0 - c0:s1 - c0] = respond(q0, q1, s0, s1)
+    return out
+
+
+def response_at(fg: np.ndarray, outline: Outline, theta: float, col: float, row: float) -> float:
+    """How well one outline placed at (``col``, ``row``), turned ``theta``, explains
+    ``fg`` on its own: its inside's mean foreground less its outer band's (``pursue``'s
+    response on an untouched map). Asked of a token's disc where a stand was placed, it
+    tells a disc from a stand: each fits its own outline best."""
+    ki, ko = outline_masks(outline, theta)
+    R = ki.shape[0] // 2
+    c, r = int(round(col)), int(round(row))
+    H, W = fg.shape
+    pad = np.zeros((2 * R + 1, 2 * R + 1), np.float32)
+    r0, r1, c0, c1 = max(r - R, 0), min(r + R + 1, H), max(c - R, 0), min(c + R + 1, W)
+    if r0 < r1 and c0 < c1:
+        pad[r0 - (r - R):r1 - (r - R), c0 - (c - R):c1 - (c - R)] = fg[r0:r1, c0:c1]
+    return float((pad * ki).sum() - (pad * ko).sum())
+
+
+def _take(inner_map: np.ndarray, outer_map: np.ndarray, outline: Outline, p: Placement) -> None:
+    """Mark a placement's inside as explained in both maps."""
+    R = int(math.ceil(math.hypot(outline.hx, outline.hy))) + 1
+    H, W = inner_map.shape
+    r0, r1 = max(int(p.row) - R, 0), min(int(p.row) + R + 2, H)
+    c0, c1 = max(int(p.col) - R, 0), min(int(p.col) + R + 2, W)
+    yy, xx = np.mgrid[r0:r1, c0:c1].astype(np.float32)
+    xx, yy = xx - p.col, yy - p.row
+    c, s = math.cos(p.theta), math.sin(p.theta)
+    inside = _sd(outline.shape, xx * c + yy * s, -xx * s + yy * c, outline.hx, outline.hy) < 0
+    inner_map[r0:r1, c0:c1][inside] = -1.0
+    outer_map[r0:r1, c0:c1][inside] = TOUCHING
+
+
+def _parabola(a: float, b: float, c: float) -> float:
+    den = a - 2 * b + c
+    return 0.0 if den >= 0 else float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
+
+
+def _subpixel(resp: np.ndarray, r: int, c: int) -> tuple[float, float]:
+    H, W = resp.shape
+    dc = _parabola(resp[r, c - 1], resp[r, c], resp[r, c + 1]) if 0 < c < W - 1 else 0.0
+    dr = _parabola(resp[r - 1, c], resp[r, c], resp[r + 1, c]) if 0 < r < H - 1 else 0.0
+    return dc, dr
