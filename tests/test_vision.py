@@ -80,10 +80,11 @@ def test_vision_doctests():
     import tracker.vision.remap
     import tracker.vision.rim_fit
     import tracker.vision.stands
+    import tracker.vision.tags
     import tracker.vision.tokens
 
     for mod in (tracker.vision.colour, tracker.vision.remap, tracker.vision.rim_fit, tracker.vision.stands,
-                tracker.vision.tokens):
+                tracker.vision.tags, tracker.vision.tokens):
         failed, tried = doctest.testmod(mod)
         assert tried > 0 and failed == 0, mod.__name__
 
@@ -124,3 +125,37 @@ def test_a_softer_picture_lowers_the_printed_tag_threshold_as_blur_lowers_contra
         floors.append(det.tag_face_floor)
     assert floors[0] == det.tag_face_min and abs(floors[1] - det.tag_face_min) < 0.01
     assert floors[1] > floors[2] > floors[3] > floors[4] > 0.2 * det.tag_face_min
+
+
+def test_a_tag_read_off_centre_is_read_once_the_disc_is_recentred():
+    # A 1 in token disc with a 0.66 in tag turned 45 degrees, its close-up centred 0.25 in
+    # off the disc toward a corner of the tag (on a 4K tuning table's render 0.13 in was
+    # enough, with its blur and noise): the cut-out cannot take the tag's square alone
+    # there; centred on the disc's edge, it reads it.
+    from calibration.markers import get_dictionary
+    from tracker.vision.tags import disc_centre, read_cut_out
+
+    S, diam = 124.0, 1.0  # the close-up's pixels an inch at 4K
+    big = np.full((400, 400), 90, np.uint8)  # a dark mat
+    rng = np.random.default_rng(1)
+    big = np.clip(big + cv2.GaussianBlur(rng.normal(0, 8, big.shape), (0, 0), 2), 0, 255).astype(np.uint8)
+    cx, cy = 200.0, 200.0
+    cv2.circle(big, (200, 200), int(diam / 2 * S), 235, -1, cv2.LINE_AA)
+    side = int(0.66 * S)
+    tag = get_dictionary("DICT_4X4_100").generateImageMarker(55, side)
+    M = cv2.getRotationMatrix2D((side / 2, side / 2), 45, 1.0)
+    M[:, 2] += [cx - side / 2, cy - side / 2]
+    warped = cv2.warpAffine(tag, M, big.shape[::-1], flags=cv2.INTER_AREA, borderValue=255)
+    mask = cv2.warpAffine(np.full_like(tag, 255), M, big.shape[::-1], flags=cv2.INTER_NEAREST)
+    big[mask > 0] = warped[mask > 0]
+    big = cv2.GaussianBlur(big, (0, 0), 1.0)
+    half = int(0.6 * diam * S)
+    off = (int(cx + 0.25 * S * 0.7071), int(cy - 0.25 * S * 0.7071))  # 0.25 in off the disc's centre
+    closeup = big[off[1] - half:off[1] + half + 1, off[0] - half:off[0] + half + 1]
+    assert read_cut_out(closeup, S, diam, "DICT_4X4_100")[1] is None
+    c = disc_centre(closeup, S, diam)
+    assert c is not None
+    found = (off[0] - half + c[0], off[1] - half + c[1])
+    assert np.hypot(found[0] - cx, found[1] - cy) < 1.0, found
+    x0, y0 = int(round(found[0])) - half, int(round(found[1])) - half
+    assert read_cut_out(big[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1], S, diam, "DICT_4X4_100") == (True, 55)

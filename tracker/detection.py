@@ -44,7 +44,7 @@ from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside
 from .vision.rim_fit import _ray_edges  # noqa: F401 (re-exported)
 from .vision.stands import Outline, foreground, pursue, response_at
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
-from .vision.tags import read_cut_out, search_costs
+from .vision.tags import disc_centre, read_cut_out, search_costs
 from .vision.tokens import TokenStyles, face_samples
 from .vision.views import PlaneView, _plane_map
 
@@ -234,6 +234,7 @@ class TableDetector:
         self.no_tag_still_in = 0.05
         self.no_tag_same_mean, self.no_tag_same_level, self.no_tag_same_share = 3.0, 12, 0.01
         self._last_closeup: tuple | None = None  # (view, grey) of the last _decode_token_tag
+        self._last_centre: np.ndarray | None = None  # the last disc's centre, re-found from its edge
         self._last_face, self._last_cost, self._last_best = 0.0, np.inf, -1
         self._full_count = 0
         self._last_tokens = Detections()
@@ -985,6 +986,8 @@ class TableDetector:
             unread = False  # an objective's or treasure's tag, seen but not read
             if tag is None:
                 tag = self._decode_or_recall(frame, xy, d, no_tag)
+                if self._last_centre is not None:  # (read where the disc's edge says it lies)
+                    xy = self._last_centre
                 tag_face = tag is None and self._last_face >= self.tag_face_floor \
                     and self._last_cost <= self.tag_face_cost
                 if tag_face and self._token_kind(self._last_best) != KIND_STATE:
@@ -1242,6 +1245,7 @@ class TableDetector:
         nothing again (no tag read, no tag face, no vote), without the search. Such a
         read leaves nothing behind but its face, kept with it. ``no_tag`` collects this
         look's such discs."""
+        self._last_centre = None
         for entry in self._no_tag_seen:
             seen_xy, seen_d, view, grey, face = entry
             if seen_d == diam and np.hypot(*(xy - seen_xy)) < self.no_tag_still_in:
@@ -1273,6 +1277,29 @@ class TableDetector:
         have already found, so: take the dark square inside the disc, straighten it to
         a 6x6 cell grid (border plus 4x4 bits) and look the bits up in the dictionary,
         in all four rotations (``vision.tags.read_cut_out``)."""
+        self._last_centre = None
+        tag = self._read_closeup(frame, xy, diam)
+        if tag is not None or self._last_face >= self.tag_face_floor:
+            return tag
+        # Nothing like a tag read: the close-up may be off the disc's centre (the finder's
+        # centre leans away from the tag's print). Once more, centred on the disc's edge.
+        view, gray = self._last_closeup
+        c = disc_centre(gray, self.px_per_in * 4, diam)
+        if c is None:
+            return None
+        centre = view.to_world(np.array([c[0]]), np.array([c[1]]))[0]
+        if not (0.02 < np.hypot(*(centre - xy)) < 0.3 * diam):
+            return None
+        first = (self._last_closeup, self._last_face, self._last_cost, self._last_best)
+        tag = self._read_closeup(frame, centre, diam)
+        if tag is None and self._last_face < first[1]:
+            self._last_closeup, self._last_face, self._last_cost, self._last_best = first
+            return None
+        self._last_centre = centre
+        return tag
+
+    def _read_closeup(self, frame: np.ndarray, xy: np.ndarray, diam: float) -> int | None:
+        """_decode_token_tag's reading of the close-up centred on ``xy``."""
         # How much the disc looks like a printed tag, read or not (see _decode_search).
         self._last_face, self._last_cost, self._last_best = 0.0, np.inf, -1
         S = self.px_per_in * 4
