@@ -354,6 +354,8 @@ def test_a_fresh_pipeline_takes_over_the_warm_look_worker(calibrated, clip):
     assert newer._worker is None and new._worker is w2
     new.close()
     newer.close()
+    for p in processes:  # (the taken-over worker was stopped without waiting when w2 started)
+        p.join(timeout=30.0)
     assert not any(p.is_alive() for p in processes)
 
 
