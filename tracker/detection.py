@@ -332,6 +332,10 @@ class TableDetector:
         self.pursue_max_depth_px = 20.0
         self.pursue_threshold = 0.55
         self.pursue_side_min, self.pursue_side_ratio = 0.003, 2.0
+        # ... at least ``pursue_side_min_warned`` where a rival side's rims are warned near
+        # the mat's colour (a white side on a pale mat: its stands read 0-0.08 of red, red
+        # ones 0.13-0.45, on a tuning table).
+        self.pursue_side_min_warned = 0.1
         self.pursue_refine_px = 2.0
         self._shape_kernels: dict = {}
         self._not_token_key: tuple | None = None  # (_not_token_ids)
@@ -2013,7 +2017,12 @@ class TableDetector:
             col = np.clip(np.rint(p.col + c * band[:, 0] - s_ * band[:, 1]).astype(int), 0, fg.shape[1] - 1)
             row = np.clip(np.rint(p.row + s_ * band[:, 0] + c * band[:, 1]).astype(int), 0, fg.shape[0] - 1)
             ev = sorted(((float(evs[(-1, si)][row, col].mean()), si) for si in sides), reverse=True)
-            if not ev or ev[0][0] < self.pursue_side_min or (len(ev) > 1 and ev[0][0] < self.pursue_side_ratio * ev[1][0]):
+            # A side whose rims set-up warns are near the mat's colour shows none here: where
+            # such a side fields this outline too, another side's faint evidence (its colour
+            # in a shadow or a miniature) does not tell the stand is not that side's.
+            least = self.pursue_side_min_warned if any(si in self._rim_warned for _, si in ev[1:]) \
+                else self.pursue_side_min
+            if not ev or ev[0][0] < least or (len(ev) > 1 and ev[0][0] < self.pursue_side_ratio * ev[1][0]):
                 continue
             out.append({"row": p.row, "col": p.col, "side": ev[0][1], "base_mm": spec.width_mm, "view": -1,
                         "score": self.min_coverage, "shape": SHAPE_CODES[spec.shape],
