@@ -36,6 +36,10 @@ def test_config_reads_round_oval_and_rect_bases():
     assert side.shaped == (BaseSize("oval", 60.0, 35.0), BaseSize("rect", 40.0, 20.0))
     plain = _cfg([25, 32]).sides[0]
     assert plain.bases_mm == (25.0, 32.0) and plain.shaped == ()
+    # Each size once in ``shaped``; one per fighter, as listed, in ``shaped_roster``.
+    stands = _cfg([{"shape": "rect", "mm": [40, 20]}] * 3 + [{"shape": "oval", "mm": [60, 35]}]).sides[0]
+    assert stands.shaped == (BaseSize("rect", 40.0, 20.0), BaseSize("oval", 60.0, 35.0))
+    assert stands.shaped_roster == (BaseSize("rect", 40.0, 20.0),) * 3 + (BaseSize("oval", 60.0, 35.0),)
 
 
 @pytest.mark.parametrize("entry, message", [

@@ -372,12 +372,15 @@ def test_a_token_in_shadow_is_never_a_fighter_and_is_attached_by_the_second_full
 def test_without_the_tag_face_test_the_shadowed_token_would_be_a_fighter(shadowed, monkeypatch):
     """The test above can fail: with the tag-face test off, the paper disc's edge is read
     as a white side's 25 mm rim and reported as a fighter until its tag is read. (The
-    tag search now reads this tag at once; with its grid's shifts held to 2 px, as
-    before, the tag stays unread for some looks, as a tag under a deeper shadow would.)"""
+    tag search now reads this tag at once; with its grid's shifts held to 2 px and no
+    second reading centred on the disc's edge, as before, the tag stays unread for some
+    looks, as a tag under a deeper shadow would.)"""
+    import tracker.detection as detection
     import tracker.vision.tags as tags
 
     folder, truth = shadowed
     monkeypatch.setattr(tags, "SEARCH_SHIFT_IN", 0.0)
+    monkeypatch.setattr(detection, "disc_centre", lambda *args: None)
     tags._search_grids.cache_clear()
     try:
         runs = _run(folder, face_test=False)

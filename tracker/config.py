@@ -86,6 +86,8 @@ class Side:
     rim_bgr: tuple[int, int, int]
     bases_mm: tuple[float, ...] = ()
     shaped: tuple[BaseSize, ...] = ()
+    # The shaped bases one per fighter, as listed (``shaped`` holds each size once).
+    shaped_roster: tuple[BaseSize, ...] = ()
     # The physical spec's "painted edge or coloured ring": ``painted_edge``, the base's
     # side wall carries the colour too, and a base off the camera's nadir shows it on the
     # side facing the camera (the tracker then reads that edge as the wall's foot);
@@ -262,12 +264,14 @@ class GameConfig:
             listed = sr.get("bases_mm", list, [])
             if sr.get("bases", list, None) is not None:
                 listed = _shaped_roster(sr.get("bases", list), sr.where + ".bases", len(listed))
-                round_mm, shaped = _bases(listed, sr.where + ".bases")
+                round_mm, shaped_roster = _bases(listed, sr.where + ".bases")
             else:
-                round_mm, shaped = _bases(listed, sr.where + ".bases_mm")
+                round_mm, shaped_roster = _bases(listed, sr.where + ".bases_mm")
+            shaped = tuple(dict.fromkeys(shaped_roster))
             style = sr.choice("rim_style", RIM_STYLES, "ring")
             sides.append(Side(index=sr.get("index", int, i), colour=sr.get("colour", str),
                               rim_bgr=tuple(int(c) for c in bgr), bases_mm=round_mm, shaped=shaped,
+                              shaped_roster=shaped_roster,
                               rim_style=style))
             sr.done()
         if len(sides) < 2:
@@ -428,7 +432,8 @@ def _shaped_roster(entries: list, where: str, n_listed: int) -> list:
 
 def _bases(entries: list, where: str) -> tuple[tuple[float, ...], tuple[BaseSize, ...]]:
     """A side's ``bases_mm`` list: numbers are round diameters; mappings
-    ``{shape: round|oval|rect, mm: ...}`` (a number for round, [width, depth] otherwise)."""
+    ``{shape: round|oval|rect, mm: ...}`` (a number for round, [width, depth] otherwise).
+    Both returned one per fighter, as listed."""
     round_mm: list[float] = []
     shaped: list[BaseSize] = []
     for k, e in enumerate(entries):
@@ -468,7 +473,7 @@ def _bases(entries: list, where: str) -> tuple[tuple[float, ...], tuple[BaseSize
                 raise ConfigError(f"{at}: an oval of {w:g}x{d:g} mm is round; write it as the number {w:g}")
             shaped.append(BaseSize(shape, w, d))
         br.done()
-    return tuple(round_mm), tuple(dict.fromkeys(shaped))
+    return tuple(round_mm), tuple(shaped)
 
 
 def _pair(v: Any, where: str) -> tuple[float, float]:

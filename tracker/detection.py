@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -581,9 +581,11 @@ class TableDetector:
         if self.learn_rim_colours and platforms is None:
             self._learn_rims(fits, {-1: lab, **platform_labs})
         bases = self._bases_from_candidates(fits, roster=platforms is None)
-        if self._shaped:
+        if self._shaped and self._roster_short_of_shaped(bases):
             # Stands too small for their rims to fit, where the bases found leave
             # foreground unexplained (_pursued_stands): the selection again, with them.
+            # (Only while some side has fewer of its oval or rectangular bases found than
+            # its roster lists: with every one found there is none left to look for.)
             # (Not near a hand: its shadow, dark mat in a stand's size, is foreground too.)
             near_hand = hand
             if hand.any():
@@ -2040,6 +2042,25 @@ class TableDetector:
                             and np.hypot(fit.cx - c["col"], fit.cy - c["row"]) <= self.pursue_refine_px):
                         c.update(col=fit.cx, row=fit.cy, theta=fit.theta, refined=True)
         return out
+
+    def _roster_short_of_shaped(self, bases: Detections) -> bool:
+        """Whether some side has fewer bases of one of its oval or rectangular sizes among
+        ``bases`` than its roster lists: an Epic roster's units (stands of a size each),
+        else the sides' bases listed one per fighter (a side listing only its sizes:
+        always)."""
+        epic = self.config.epic
+        listed: Counter = Counter()
+        if epic is not None and epic.units:
+            for u in epic.units:
+                listed[(u.side, float(max(u.stand_mm)), float(min(u.stand_mm)))] += u.stands
+        else:
+            sides = [s for s in self.config.sides if s.shaped]
+            if any(not s.shaped_roster for s in sides):
+                return True
+            listed.update((s.index, float(b.width_mm), float(b.depth_mm)) for s in sides for b in s.shaped_roster)
+        found = Counter((int(si), float(w), float(d)) for si, sh, (w, d) in
+                        zip(bases.side, bases.shape, bases.size_mm) if sh)
+        return any(found[key] < n for key, n in listed.items())
 
     def _footprints(self, bases: Detections) -> np.ndarray:
         """Where ``bases`` on the floor cover the floor view (a mask of its pixels)."""
