@@ -22,6 +22,7 @@ Which side a placement belongs to is the caller's (the rim's colour along its ou
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ import cv2
 import numpy as np
 
 from ..base_shapes import _signed_distance
+from .filters import _subpixel_peak
 
 # A pixel is foreground from this Lab distance to the empty table (L weighed 0.35, as
 # the detector's), surely so at FG_LEVEL + FG_SPAN: sensor noise and JPEG stay under
@@ -87,16 +89,21 @@ def _sd(shape: str, u: np.ndarray, v: np.ndarray, hx: float, hy: float) -> np.nd
     return _signed_distance("rect" if shape == "rect" else "oval", u, v, hx, hy)
 
 
+@functools.lru_cache(maxsize=256)
 def outline_masks(outline: Outline, theta: float) -> tuple[np.ndarray, np.ndarray]:
     """The outline's inside (weights summing to 1, anti-aliased) and its outer band
-    (weights summing to 1), as kernels centred on the base."""
+    (weights summing to 1), as kernels centred on the base (kept: a table's outlines and
+    turns are the same every look; read-only)."""
     R = int(math.ceil(math.hypot(outline.hx, outline.hy) + OUTER_GAP_PX + OUTER_WIDTH_PX + 1))
     yy, xx = np.mgrid[-R:R + 1, -R:R + 1].astype(np.float32)
     c, s = math.cos(theta), math.sin(theta)
     sd = _sd(outline.shape, xx * c + yy * s, -xx * s + yy * c, outline.hx, outline.hy)
     inside = np.clip(0.5 - sd, 0.0, 1.0)
     outer = ((sd > OUTER_GAP_PX) & (sd <= OUTER_GAP_PX + OUTER_WIDTH_PX)).astype(np.float32)
-    return (inside / inside.sum()).astype(np.float32), (outer / outer.sum()).astype(np.float32)
+    kernels = (inside / inside.sum()).astype(np.float32), (outer / outer.sum()).astype(np.float32)
+    for k in kernels:
+        k.setflags(write=False)
+    return kernels
 
 
 def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angles: int = 12,
@@ -157,12 +164,12 @@ def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angle
             if best < threshold:
                 break
             i, theta = layers[li]
-            dc, dr = _subpixel(resp[li], rr, cc)
+            pr, pc = _subpixel_peak(resp[li], rr, cc)
             if outlines[i].turns:  # the angle between its two neighbours' (same outline, half a turn round)
                 prev = li - 1 if li > 0 and layers[li - 1][0] == i else li + n_angles - 1
                 nxt = li + 1 if li + 1 < len(layers) and layers[li + 1][0] == i else li - n_angles + 1
                 theta = (theta + _parabola(resp[prev, rr, cc], best, resp[nxt, rr, cc]) * math.pi / n_angles) % math.pi
-            p = Placement(i, c0 + cc + dc, r0 + rr + dr, float(theta), best)
+            p = Placement(i, c0 + pc, r0 + pr, float(theta), best)
             out.append(p)
             _take(inner_map, outer_map, outlines[i], p)
             # Only responses within reach of what was taken change.
@@ -203,12 +210,6 @@ def _take(inner_map: np.ndarray, outer_map: np.ndarray, outline: Outline, p: Pla
 
 
 def _parabola(a: float, b: float, c: float) -> float:
+    """The peak's offset (-0.5..0.5 steps) of the parabola through three evenly spaced values."""
     den = a - 2 * b + c
     return 0.0 if den >= 0 else float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
-
-
-def _subpixel(resp: np.ndarray, r: int, c: int) -> tuple[float, float]:
-    H, W = resp.shape
-    dc = _parabola(resp[r, c - 1], resp[r, c], resp[r, c + 1]) if 0 < c < W - 1 else 0.0
-    dr = _parabola(resp[r - 1, c], resp[r, c], resp[r + 1, c]) if 0 < r < H - 1 else 0.0
-    return dc, dr
