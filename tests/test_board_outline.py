@@ -135,18 +135,18 @@ def test_table_markers_make_one_planar_view_of_known_geometry(tmp_path):
     # world positions the config gives, where the bundled clip's own camera projects them
     from pathlib import Path
 
-    from tracker.calibrate import _table_marker_view, intrinsics_for_folder
+    from tracker.calibrate import _table_marker_view, empty_table_photo, intrinsics_for_folder
     from tracker.config import GameConfig
 
     folder = Path(__file__).resolve().parents[1] / "sample_footage" / "warcry-demo"
     cfg = GameConfig.load(folder)
-    [(name, obj, img)] = _table_marker_view(folder, cfg)
+    [(name, obj, img)] = _table_marker_view(empty_table_photo(folder), cfg)
     assert obj.shape == (16, 3) and img.shape == (16, 2) and np.all(obj[:, 2] == 0)
     intr = intrinsics_for_folder(folder, cfg)
     ok, r, t = cv2.solvePnP(obj, img, intr.K, intr.dist)
     back = cv2.projectPoints(obj, r, t, intr.K, intr.dist)[0].reshape(-1, 2)
     assert np.abs(back - img).max() < 1.0
-    assert _table_marker_view(tmp_path, cfg) == []  # no table.jpg: nothing to add
+    assert _table_marker_view(empty_table_photo(tmp_path), cfg) == []  # no table.jpg: nothing to add
 
 
 def test_doctests_of_the_outline_finder_and_the_focal_warning():

@@ -161,7 +161,7 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
         # Boards that leave the lens weakly known: the table markers (tags, placed less
         # finely than a board's corners, so not used when the boards suffice) add the
         # picture's edges, where small boards say least about the distortion.
-        extra = _table_marker_view(folder, config)
+        extra = _table_marker_view(photo, config)
         if extra:
             result = calibrate_camera(views, board, progress=progress, max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA,
                                       extra_views=extra)
@@ -169,14 +169,13 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
     return result.intrinsics
 
 
-def _table_marker_view(folder: Path, config: GameConfig) -> list:
-    """The table markers in the empty-table photo as one more planar view of known
+def _table_marker_view(photo: Path | None, config: GameConfig) -> list:
+    """The table markers in the empty-table ``photo`` as one more planar view of known
     geometry: 16 corners at the picture's edges, where small boards say least about the
-    lens's distortion. Empty when there is no table.jpg or fewer than 3 markers read."""
+    lens's distortion. Empty without a photo or with fewer than 3 markers read."""
     from calibration.markers import detect_markers
     from calibration.table import table_object_points
 
-    photo = empty_table_photo(folder)
     img = None if photo is None else cv2.imread(str(photo), cv2.IMREAD_GRAYSCALE)
     if img is None:
         return []

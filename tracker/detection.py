@@ -1962,16 +1962,11 @@ class TableDetector:
     def _refine_shapes(self, cands: list[dict], evs: dict[tuple[int, int], np.ndarray]) -> list[dict]:
         """Fit each candidate's outline (base_shapes.fit_shapes); keep fits whose edge
         offset says the size is right."""
-        groups: dict[tuple, list[dict]] = {}
-        for c in cands:
-            groups.setdefault((c["view"], c["side"], c["spec"]), []).append(c)
         out = []
         S = self.px_per_in
-        for (view, side, spec), group in groups.items():
+        for (view, side, spec), group in _groups(cands, lambda c: (c["view"], c["side"], c["spec"])).items():
             hx, hy = spec.width_mm / MM_PER_IN / 2 * S, spec.depth_mm / MM_PER_IN / 2 * S
-            fits = fit_shapes(evs[(view, side)], spec.shape, hx, hy, np.array([c["col"] for c in group]),
-                              np.array([c["row"] for c in group]), np.array([c["theta"] for c in group]),
-                              px_per_in=S, bias=self.edge_bias_px)
+            fits = self._fit_outlines(evs[(view, side)], spec, group)
             for c, fit in zip(group, fits):
                 if fit is None:
                     continue
@@ -2029,19 +2024,22 @@ class TableDetector:
             out.append({"row": p.row, "col": p.col, "side": ev[0][1], "base_mm": spec.width_mm, "view": -1,
                         "score": self.min_coverage, "shape": SHAPE_CODES[spec.shape],
                         "size_mm": (spec.width_mm, spec.depth_mm), "theta": p.theta, "resid": 0.0,
-                        "corr": p.response, "sides": 0, "rank": -1.0 + 0.01 * p.response, "pursued": True,
+                        "corr": p.response, "sides": 0, "rank": -1.0 + 0.01 * p.response, "from_foreground": True,
                         "spec": spec})
-        if out:
-            for (side, spec), group in _groups(out, lambda c: (c["side"], c["spec"])).items():
-                hx, hy = spec.width_mm / MM_PER_IN / 2 * S, spec.depth_mm / MM_PER_IN / 2 * S
-                fits = fit_shapes(evs[(-1, side)], spec.shape, hx, hy, np.array([c["col"] for c in group]),
-                                  np.array([c["row"] for c in group]), np.array([c["theta"] for c in group]),
-                                  px_per_in=S, bias=self.edge_bias_px)
-                for c, fit in zip(group, fits):
-                    if (fit is not None and abs(fit.offset - self.edge_bias_px) <= 1.5
-                            and np.hypot(fit.cx - c["col"], fit.cy - c["row"]) <= self.pursue_refine_px):
-                        c.update(col=fit.cx, row=fit.cy, theta=fit.theta, refined=True)
+        for (side, spec), group in _groups(out, lambda c: (c["side"], c["spec"])).items():
+            for c, fit in zip(group, self._fit_outlines(evs[(-1, side)], spec, group)):
+                if (fit is not None and abs(fit.offset - self.edge_bias_px) <= 1.5
+                        and np.hypot(fit.cx - c["col"], fit.cy - c["row"]) <= self.pursue_refine_px):
+                    c.update(col=fit.cx, row=fit.cy, theta=fit.theta)
         return out
+
+    def _fit_outlines(self, ev: np.ndarray, spec: Any, cands: list[dict]) -> list:
+        """base_shapes.fit_shapes of the outline ``spec`` at each candidate (col, row,
+        theta) in the evidence map ``ev``: one ShapeFit or None each."""
+        S = self.px_per_in
+        return fit_shapes(ev, spec.shape, spec.width_mm / MM_PER_IN / 2 * S, spec.depth_mm / MM_PER_IN / 2 * S,
+                          np.array([c["col"] for c in cands]), np.array([c["row"] for c in cands]),
+                          np.array([c["theta"] for c in cands]), px_per_in=S, bias=self.edge_bias_px)
 
     def _roster_short_of_shaped(self, bases: Detections) -> bool:
         """Whether some side has fewer bases of one of its oval or rectangular sizes among
@@ -2578,7 +2576,7 @@ class _Placement:
                "score": c["score"]}
         if code:
             row.update(shape=code, size_mm=c["size_mm"], angle_deg=float(-np.degrees(c["theta"])) % 180.0,
-                       from_foreground=bool(c.get("pursued", False)))
+                       from_foreground=bool(c.get("from_foreground", False)))
         # Bases cannot overlap: two closer than their radii allow (less measurement
         # error) are one base, the better-fitted one. Oval and rectangular bases are
         # compared by their outlines: stands in base contact touch, they do not overlap.
@@ -2606,6 +2604,7 @@ class _Placement:
 
 
 def _groups(items: list, key: Callable) -> dict:
+    """``items`` by ``key(item)``, in first-seen order."""
     out: dict = {}
     for it in items:
         out.setdefault(key(it), []).append(it)

@@ -70,7 +70,7 @@ class Pipeline:
         self.pose_tracker = PoseTracker(intr, config.table, pose=self.camera.pose) if intr is not None else None
         self.health = "ok"
         self.detector = TableDetector(config, self.camera, background=setup.background, terrain=setup.terrain,
-                                      blur_in=getattr(setup, "blur_in", None))
+                                      blur_in=setup.blur_in)
         self.tracker = FighterTracker(config, fps=fps)
         # Epic-scale games: stands grouped into units, Rescue escorts followed.
         self.epic = None
