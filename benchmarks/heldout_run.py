@@ -34,13 +34,18 @@ def load_module(path: Path) -> ModuleType:
 # -- what the tracker and the baseline see ------------------------------------------------
 def prediction(r: Any) -> dict:
     """One frame in the scorer's format (``tracker.cli._eval_frame``), its fighters also
-    carrying ``shape`` and ``angle_deg`` when the detections have them."""
+    carrying ``shape`` and ``angle_deg`` when the detections have them, its tokens
+    ``tag_id`` when named."""
     from tracker.base_shapes import SHAPE_NAMES
     from tracker.cli import _eval_frame
     from tracker.detection import KIND_BASE
 
     out = _eval_frame(r)
     d = r.detections
+    tokens = [k for k in range(len(d.kind)) if d.kind[k] != KIND_BASE]
+    for t, k in zip(out["tokens"], tokens):
+        if d.tag_id[k] >= 0:
+            t["tag_id"] = int(d.tag_id[k])  # which token it is (not scored by score.py)
     shape, angle = getattr(d, "shape", None), getattr(d, "angle_deg", None)
     if shape is not None and angle is not None and len(shape) == len(d.kind):
         rows = [k for k in range(len(d.kind)) if d.kind[k] == KIND_BASE]

@@ -40,6 +40,54 @@ def epic_pipeline():
     return Pipeline.from_footage(folder)
 
 
+EPIC_720P_SEED = 100047  # a tuning-split Epic table (benchmarks/corpus.py)
+
+
+@pytest.fixture(scope="session")
+def epic_720p_table(request, tmp_path_factory):
+    """An Epic table of the shared renderer at 1280x720 (one frame of tuning seed
+    100047, rendered once into pytest's cache), and a fresh calibration cache for it:
+    ``(folder, {"XDG_CACHE_HOME": ...})``. Build the pipeline under that environment
+    (``epic_720p``) so each module calibrates afresh once, never from ~/.cache."""
+    import hashlib
+
+    import sys
+
+    from evalsets import SHARED
+
+    repo = str(Path(__file__).resolve().parents[1])
+    if repo not in sys.path:
+        sys.path.insert(0, repo)  # benchmarks/ is not installed
+    if not (SHARED / "eval" / "make_set.py").is_file():
+        pytest.fail(f"{SHARED / 'eval'} is missing: the shared renderer must sit beside the repository")
+    from benchmarks import corpus
+
+    key = hashlib.sha1(b"".join((SHARED / "eval" / n).read_bytes() for n in ("render.py", "make_set.py")))
+    root = request.config.cache.mkdir("stands-epic") / key.hexdigest()[:12]
+    entry = corpus.Entry("tuning", EPIC_720P_SEED, "epic", 1280, 720, frames=1, root=str(root))
+    assert not corpus.ensure([entry], jobs=1, progress=False)
+    return entry.path, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
+
+
+@pytest.fixture(scope="module")
+def epic_720p(epic_720p_table):
+    """``epic_720p_table``'s pipeline (this module's own), first frame and its truth."""
+    import json
+
+    import cv2
+
+    from tracker.pipeline import Pipeline
+
+    folder, env = epic_720p_table
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        pipe = Pipeline.from_footage(folder)
+    truth = json.loads((folder / "truth.json").read_text())
+    frame = cv2.imread(str(sorted((folder / "frames").iterdir())[0]))
+    return pipe, frame, truth["frames"][0]
+
+
 @pytest.fixture
 def live_app(calibrated, footage, tmp_path):
     """``live_app(**config) -> app``: the web app playing the bundled footage through a

@@ -10,8 +10,6 @@ frame judged with and without the pursuit, scored against the renderer's truth.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import sys
 from pathlib import Path
@@ -19,7 +17,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from evalsets import SHARED, match
+from evalsets import match
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -86,29 +84,6 @@ def test_a_found_base_explains_its_patch_and_a_round_base_keeps_its_own():
 
 
 # -- a rendered Epic table at 720p ------------------------------------------------------
-SEED, SIZE = 100047, (1280, 720)  # a tuning-split Epic table (benchmarks/corpus.py)
-
-
-@pytest.fixture(scope="module")
-def epic_720p(request, tmp_path_factory):
-    if not (SHARED / "eval" / "make_set.py").is_file():
-        pytest.fail(f"{SHARED / 'eval'} is missing: the shared renderer must sit beside the repository")
-    from benchmarks import corpus
-
-    key = hashlib.sha1(b"".join((SHARED / "eval" / n).read_bytes() for n in ("render.py", "make_set.py")))
-    root = request.config.cache.mkdir("stands-epic") / key.hexdigest()[:12]
-    entry = corpus.Entry("tuning", SEED, "epic", *SIZE, frames=1, root=str(root))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))  # calibrate afresh
-        assert not corpus.ensure([entry], jobs=1, progress=False)
-        from tracker.pipeline import Pipeline
-
-        pipe = Pipeline.from_footage(entry.path)
-    truth = json.loads((entry.path / "truth.json").read_text())
-    frame = cv2.imread(str(sorted((entry.path / "frames").iterdir())[0]))
-    return pipe, frame, truth["frames"][0]
-
-
 def _judged(pipe, frame, truth_frame, pursue_max_depth_px: float) -> dict:
     from tracker.detection import KIND_BASE
 

@@ -80,11 +80,12 @@ def test_vision_doctests():
     import tracker.vision.remap
     import tracker.vision.rim_fit
     import tracker.vision.stands
+    import tracker.vision.tag_match
     import tracker.vision.tags
     import tracker.vision.tokens
 
     for mod in (tracker.vision.colour, tracker.vision.remap, tracker.vision.rim_fit, tracker.vision.stands,
-                tracker.vision.tags, tracker.vision.tokens):
+                tracker.vision.tag_match, tracker.vision.tags, tracker.vision.tokens):
         failed, tried = doctest.testmod(mod)
         assert tried > 0 and failed == 0, mod.__name__
 

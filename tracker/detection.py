@@ -44,6 +44,7 @@ from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside
 from .vision.rim_fit import _ray_edges  # noqa: F401 (re-exported)
 from .vision.stands import Outline, foreground, pursue, response_at
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
+from .vision.tag_match import assign, likeness
 from .vision.tags import disc_centre, read_cut_out, search_costs
 from .vision.tokens import TokenStyles, face_samples
 from .vision.views import PlaneView, _plane_map
@@ -303,6 +304,16 @@ class TableDetector:
         # State tokens share ids (every "activated" token is id 80): where each was read.
         self._state_tag_pos: list[tuple[int, np.ndarray]] = []
         self._state_votes: list[list] = []  # [xy, summed cost per id, looks, last look]: see _decode_search
+        # Tokens named by likeness (_name_tokens): [xy, kind, candidate ids, summed
+        # likeness, looks, last look]. A token lies still: its looks are averaged, and
+        # after ``name_looks`` of them it is not drawn again (~20 ms a look).
+        self._name_votes: list[list] = []
+        self.name_looks = 3
+        # A name kept only at this likeness (normalised correlation) or more, and when
+        # every other assignment is worse by ``name_margin``: on tuning close-ups a
+        # tag's own code scored 0.6-0.97, other tokens' codes and miniatures up to 0.8
+        # but a bare 0.05 or less above the next candidate.
+        self.name_floor, self.name_margin = 0.6, 0.06
         # Rim colours as this camera and light show them (_rim_paint, _rim_seen,
         # _rim_in_use): set with the table's light in set_background, then they follow
         # the rims fitted with confidence (see _learn_rims).
@@ -538,6 +549,7 @@ class TableDetector:
             # right beside a piece (inside its image outline) are still looked for.
             tokens = self._tokens(frame, floor_bgr, lab, self.floor.valid & ~hand, markers)
             bases, tokens = self._settle_discs(bases, tokens, lab, frame)
+            tokens = self._name_tokens(frame, tokens)
             self._last_tokens = tokens
         else:
             # Tokens not looked for: the ones last found still claim their discs.
@@ -1202,6 +1214,60 @@ class TableDetector:
                 seen.append(xy)
         self._mini_seen = seen
         return out
+
+    def _name_tokens(self, frame: np.ndarray, tokens: Detections) -> Detections:
+        """Tokens whose tag was not read, named among the ids the game config lists for
+        their kind and no token of the frame has read: each candidate's code drawn as
+        the camera would see it and correlated with the token's close-up
+        (``vision.tag_match.likeness``), one id a token, the best assignment kept where it
+        is clear (``assign``). A tag too small to decode (0.66 in is 11 px at 720p) is
+        still more like its own code than like the game's few others."""
+        if not len(tokens):
+            return tokens
+        self._name_votes = [v for v in self._name_votes
+                            if v[5] >= self._full_count - 4 * max(1, self.tokens_every)][-64:]
+        tag_id = tokens.tag_id.copy()
+        for kind, name in ((KIND_OBJECTIVE, "objective"), (KIND_TREASURE, "treasure")):
+            spec = self.config.tokens.get(name)
+            rows = np.flatnonzero((tokens.kind == kind) & (tag_id < 0))
+            if spec is None or not len(rows):
+                continue
+            ids = tuple(sorted(set(spec.tag_ids) - set(tag_id[tokens.kind == kind].tolist())))
+            if not ids:
+                continue
+            like = np.array([self._tag_likeness(frame, tokens.xyz[r, :2], spec.diameter_in, kind, ids)
+                             for r in rows])
+            for r, c in zip(rows, assign(like, self.name_floor, self.name_margin)):
+                if c is not None:
+                    tag_id[r] = ids[c]
+        if np.array_equal(tag_id, tokens.tag_id):
+            return tokens
+        out = tokens[np.ones(len(tokens), bool)]
+        out.tag_id = tag_id
+        return out
+
+    def _tag_likeness(self, frame: np.ndarray, xy: np.ndarray, diam: float, kind: int,
+                      ids: tuple[int, ...]) -> np.ndarray:
+        """``likeness`` of the token at ``xy`` to each of ``ids``, averaged over its looks
+        at this place (at most ``name_looks`` of them drawn)."""
+        vote = next((v for v in self._name_votes if v[1] == kind and v[2] == ids
+                     and np.hypot(*(v[0] - xy)) < 0.08), None)
+        if vote is not None and vote[4] >= self.name_looks:
+            vote[5] = self._full_count
+            return vote[3] / vote[4]
+        S = self.px_per_in * 4
+        half = 0.6 * diam
+        view = PlaneView.build(self.camera, TOKEN_THICKNESS_IN, (xy[0] - half, xy[1] - half, xy[0] + half, xy[1] + half),
+                               S, self.image_size)
+        gray = cv2.cvtColor(view.sample(frame), cv2.COLOR_BGR2GRAY)
+        like = likeness(gray, S, diam, self.config.table.dictionary, ids)
+        if vote is None:
+            self._name_votes.append([np.asarray(xy, float).copy(), kind, ids, like.copy(), 1, self._full_count])
+            return like
+        vote[3] += like
+        vote[4] += 1
+        vote[5] = self._full_count
+        return vote[3] / vote[4]
 
     def _paper_diameter_in(self) -> float:
         """The largest token disc on this table (plain tokens or state tokens)."""

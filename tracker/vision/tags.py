@@ -153,16 +153,11 @@ def read_cut_out(gray: np.ndarray, S: float, diam: float, dictionary: str) -> tu
     return True, (int(idx) if ok else None)
 
 
-def search_costs(gray: np.ndarray, S: float, diam: float, dictionary: str) -> tuple[float, np.ndarray | None]:
-    """The tag read by search when its dark square cannot be cut out alone (a shadow
-    or a miniature touching it, a corner clipped by the disc's edge at 45 degrees):
-    every turn (3 degree steps), size (the tag fills 50-80 % of the disc) and small
-    shift of a 6x6 cell grid about the disc's centre is sampled (``_search_grids``), and
-    the grids whose border cells are darkest against the paper just outside them are
-    read softly against every code. ``gray``, ``S``, ``diam``: as ``read_cut_out``'s.
-    Returns (face: the best border's score, how much the disc looks like a printed
-    tag, read or not; each id's cost, the least over the codes of its four turns), the
-    costs None when no grid has a border dark enough, or whole, to be read."""
+def _border_scores(gray: np.ndarray, S: float, diam: float):
+    """Every grid of ``_search_grids`` sampled from the close-up (brightness relative to
+    the paper nearby) and scored by how dark its border is against the paper just
+    outside it. Returns (grids' x and y maps, border mask, cell values (n, 36), paper
+    values (n, 16), border values (n, 20), scores (n,))."""
     g8 = cv2.GaussianBlur(gray, (0, 0), 0.6)
     h, w = g8.shape
     # A shadow across the disc: brightness relative to the paper nearby (the local
@@ -178,6 +173,32 @@ def search_costs(gray: np.ndarray, S: float, diam: float, dictionary: str) -> tu
     b = cells[:, border]
     mb, mp = _mean(b), _mean(paper)
     score = mp - mb - 0.5 * _std(b, mb) - 0.5 * _std(paper, mp)
+    return X, Y, border, cells, paper, b, score
+
+
+def border_poses(gray: np.ndarray, S: float, diam: float, k: int) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """The ``k`` poses of a tag's 6x6 cell grid whose black border fits the close-up
+    best (``search_costs``' search): each as (the grid's centre in pixels, one cell's
+    step along its rows in pixels)."""
+    X, Y, _, _, _, _, score = _border_scores(gray, S, diam)
+    out = []
+    for i in np.argsort(-score)[:k]:
+        xs, ys = X[i, :36], Y[i, :36]
+        out.append(((float(xs.mean()), float(ys.mean())), (float(xs[1] - xs[0]), float(ys[1] - ys[0]))))
+    return out
+
+
+def search_costs(gray: np.ndarray, S: float, diam: float, dictionary: str) -> tuple[float, np.ndarray | None]:
+    """The tag read by search when its dark square cannot be cut out alone (a shadow
+    or a miniature touching it, a corner clipped by the disc's edge at 45 degrees):
+    every turn (3 degree steps), size (the tag fills 50-80 % of the disc) and small
+    shift of a 6x6 cell grid about the disc's centre is sampled (``_search_grids``), and
+    the grids whose border cells are darkest against the paper just outside them are
+    read softly against every code. ``gray``, ``S``, ``diam``: as ``read_cut_out``'s.
+    Returns (face: the best border's score, how much the disc looks like a printed
+    tag, read or not; each id's cost, the least over the codes of its four turns), the
+    costs None when no grid has a border dark enough, or whole, to be read."""
+    X, Y, border, cells, paper, b, score = _border_scores(gray, S, diam)
     face = float(score.max())
     # Soft reading: the few grids that fit the border best, each cell as a fraction
     # between border black and paper white, against every code of the dictionary in
