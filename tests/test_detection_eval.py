@@ -113,7 +113,7 @@ def test_tagged_objective_whose_tag_blur_hides_is_still_an_objective():
     """A soft focus (Gaussian 1.2 px on top of the set's own blur) leaves warcry-2's
     tagged objectives 47 and 52 a tag face that no longer decodes: still the game's
     objectives, never a base, and never more objectives than the game has; named by
-    their likeness to the game's ids (``_name_tokens``), else reported with their tag
+    their likeness to the game's ids (``_name_discs``), else reported with their tag
     unknown (-1), never as another objective."""
     from tracker.detection import KIND_OBJECTIVE
 
@@ -124,6 +124,7 @@ def test_tagged_objective_whose_tag_blur_hides_is_still_an_objective():
     for name_floor in (2.0, pipe.detector.name_floor):  # naming off (no likeness reaches 2), then on
         det = pipe.fresh().detector
         det.name_floor = name_floor
+        det.name_disc_floor = max(name_floor, det.name_disc_floor)
         d = det.detect(img)
         objectives = d[d.kind == KIND_OBJECTIVE]
         pairs = match([(k["x"], k["y"]) for k in want], objectives.xyz)

@@ -44,7 +44,7 @@ from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside
 from .vision.rim_fit import _ray_edges  # noqa: F401 (re-exported)
 from .vision.stands import Outline, foreground, pursue, response_at
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
-from .vision.tag_match import assign, likeness
+from .vision.tag_match import Likeness, assign, likeness
 from .vision.tags import disc_centre, read_cut_out, search_costs
 from .vision.tokens import TokenStyles, face_samples
 from .vision.views import PlaneView, _plane_map
@@ -304,16 +304,22 @@ class TableDetector:
         # State tokens share ids (every "activated" token is id 80): where each was read.
         self._state_tag_pos: list[tuple[int, np.ndarray]] = []
         self._state_votes: list[list] = []  # [xy, summed cost per id, looks, last look]: see _decode_search
-        # Tokens named by likeness (_name_tokens): [xy, kind, candidate ids, summed
-        # likeness, looks, last look]. A token lies still: its looks are averaged, and
-        # after ``name_looks`` of them it is not drawn again (~20 ms a look).
+        # Discs named by likeness (_name_discs): [xy, candidate ids, summed Likeness,
+        # looks, last look]. A token lies still: its looks are averaged, and after
+        # ``name_looks`` of them it is not drawn again (~20 ms a look).
         self._name_votes: list[list] = []
         self.name_looks = 3
-        # A name kept only at this likeness (normalised correlation) or more, and when
-        # every other assignment is worse by ``name_margin``: on tuning close-ups a
-        # tag's own code scored 0.6-0.97, other tokens' codes and miniatures up to 0.8
-        # but a bare 0.05 or less above the next candidate.
-        self.name_floor, self.name_margin = 0.6, 0.06
+        # A token's name kept at this likeness (normalised correlation) or more, and
+        # when every other assignment is worse by ``name_margin``: on Epic tuning
+        # close-ups (7 tables) a tag's own code scored 0.6-0.97; other codes a bare 0.05
+        # or less above it. A disc nothing else claimed becomes a token at
+        # ``name_disc_floor``: miniatures and shadows reached 0.86 there, but none of 160
+        # both 0.75 and more like a code than a blob.
+        self.name_floor, self.name_margin, self.name_disc_floor = 0.6, 0.06, 0.65
+        self.name_blob_gain = 0.05
+        # ... and only where the decoder saw some tag border darker than the paper
+        # beside it (its face score): tags at 720p 15-100, 60 % of the other discs under 10.
+        self.name_face_min = 10.0
         # Rim colours as this camera and light show them (_rim_paint, _rim_seen,
         # _rim_in_use): set with the table's light in set_background, then they follow
         # the rims fitted with confidence (see _learn_rims).
@@ -549,7 +555,6 @@ class TableDetector:
             # right beside a piece (inside its image outline) are still looked for.
             tokens = self._tokens(frame, floor_bgr, lab, self.floor.valid & ~hand, markers)
             bases, tokens = self._settle_discs(bases, tokens, lab, frame)
-            tokens = self._name_tokens(frame, tokens)
             self._last_tokens = tokens
         else:
             # Tokens not looked for: the ones last found still claim their discs.
@@ -996,9 +1001,11 @@ class TableDetector:
         state_seen: list[tuple[int, np.ndarray]] = []
         paper: list[tuple[np.ndarray, bool]] = []
         no_tag: list[tuple] = []
+        maybe: list[tuple[np.ndarray, float, float]] = []  # discs nothing claimed (_name_discs)
         for xy, score, which, d in discs:
             if any(np.hypot(*(xy - t)) < d for t in taken):
                 continue
+            n_rows = len(rows)
             tag = self._cached_tag(xy)
             tag_face = False  # a printed tag not read this look (half in a shadow)
             unread = False  # an objective's or treasure's tag, seen but not read
@@ -1051,6 +1058,10 @@ class TableDetector:
                 # A plain objective is printed card, white and black: a red damage token or
                 # any coloured disc of its size is not one ("other tokens" never count).
                 add(xy, 0.0, KIND_OBJECTIVE, -1, score)
+            if len(rows) == n_rows and tag is None and not tag_face and which != "state" \
+                    and self._last_face >= self.name_face_min:
+                maybe.append((np.asarray(xy, float), score, d))
+        self._name_discs(frame, rows, maybe)
         # Keep cached reads of tokens still lying where they were read; votes of places
         # looked at in the last two looks.
         self._state_tag_pos = state_seen
@@ -1215,46 +1226,55 @@ class TableDetector:
         self._mini_seen = seen
         return out
 
-    def _name_tokens(self, frame: np.ndarray, tokens: Detections) -> Detections:
-        """Tokens whose tag was not read, named among the ids the game config lists for
-        their kind and no token of the frame has read: each candidate's code drawn as
-        the camera would see it and correlated with the token's close-up
-        (``vision.tag_match.likeness``), one id a token, the best assignment kept where it
-        is clear (``assign``). A tag too small to decode (0.66 in is 11 px at 720p) is
-        still more like its own code than like the game's few others."""
-        if not len(tokens):
-            return tokens
+    def _name_discs(self, frame: np.ndarray, rows: list[dict], maybe: list[tuple[np.ndarray, float, float]]) -> None:
+        """Tags too small or soft to decode, named among the ids the game config lists
+        that no token of this look has read: each candidate's code drawn as the camera
+        would see it and correlated with the close-up (``vision.tag_match.likeness``),
+        one id a disc, the best assignment kept where it is clear (``assign``). A tag
+        too small to decode (0.66 in is 11 px at 720p) is still more like its own code
+        than like the game's few others. ``rows``: this look's tokens, those of an
+        objective or treasure colour whose tag was not read (-1) are named in place
+        (likeness ``name_floor`` or more); ``maybe``: discs nothing claimed (xy, score,
+        diameter), made tokens of their id's kind only on stronger evidence
+        (``name_disc_floor``, and more like the id's code than like a blob: a disc
+        alone does not make a token, a miniature's blob looks like a blurred tag)."""
+        kinds = {KIND_OBJECTIVE: "objective", KIND_TREASURE: "treasure"}
+        read = {r["tag_id"] for r in rows}
+        ids = tuple(sorted({i for k in kinds.values() if (spec := self.config.tokens.get(k)) is not None
+                            for i in spec.tag_ids} - read))
+        named = [r for r in rows if r["tag_id"] < 0 and r["kind"] in kinds]
+        if not ids or not (named or maybe):
+            return
         self._name_votes = [v for v in self._name_votes
-                            if v[5] >= self._full_count - 4 * max(1, self.tokens_every)][-64:]
-        tag_id = tokens.tag_id.copy()
-        for kind, name in ((KIND_OBJECTIVE, "objective"), (KIND_TREASURE, "treasure")):
-            spec = self.config.tokens.get(name)
-            rows = np.flatnonzero((tokens.kind == kind) & (tag_id < 0))
-            if spec is None or not len(rows):
-                continue
-            ids = tuple(sorted(set(spec.tag_ids) - set(tag_id[tokens.kind == kind].tolist())))
-            if not ids:
-                continue
-            like = np.array([self._tag_likeness(frame, tokens.xyz[r, :2], spec.diameter_in, kind, ids)
-                             for r in rows])
-            for r, c in zip(rows, assign(like, self.name_floor, self.name_margin)):
-                if c is not None:
-                    tag_id[r] = ids[c]
-        if np.array_equal(tag_id, tokens.tag_id):
-            return tokens
-        out = tokens[np.ones(len(tokens), bool)]
-        out.tag_id = tag_id
-        return out
+                            if v[4] >= self._full_count - 4 * max(1, self.tokens_every)][-64:]
+        kind_of = np.array([self._token_kind(i) for i in ids])
+        like, floor = [], []
+        for r in named:
+            diam = self.config.tokens[kinds[r["kind"]]].diameter_in
+            per_id = self._tag_likeness(frame, np.array(r["xyz"][:2]), diam, ids).per_id.copy()
+            per_id[kind_of != r["kind"]] = -1.0  # a disc of an objective's colour is an objective
+            like.append(per_id)
+            floor.append(self.name_floor)
+        for xy, _, diam in maybe:
+            got = self._tag_likeness(frame, xy, diam, ids)
+            like.append(np.where(got.per_id >= got.blob + self.name_blob_gain, got.per_id, -1.0))
+            floor.append(self.name_disc_floor)
+        names = assign(np.array(like), np.array(floor), self.name_margin)
+        for r, c in zip(named, names):
+            if c is not None:
+                r["tag_id"] = ids[c]
+        for (xy, score, _), c in zip(maybe, names[len(named):]):
+            if c is not None:
+                rows.append({"xyz": (float(xy[0]), float(xy[1]), 0.0), "kind": int(kind_of[c]), "tag_id": ids[c],
+                             "score": score})
 
-    def _tag_likeness(self, frame: np.ndarray, xy: np.ndarray, diam: float, kind: int,
-                      ids: tuple[int, ...]) -> np.ndarray:
-        """``likeness`` of the token at ``xy`` to each of ``ids``, averaged over its looks
-        at this place (at most ``name_looks`` of them drawn)."""
-        vote = next((v for v in self._name_votes if v[1] == kind and v[2] == ids
-                     and np.hypot(*(v[0] - xy)) < 0.08), None)
-        if vote is not None and vote[4] >= self.name_looks:
-            vote[5] = self._full_count
-            return vote[3] / vote[4]
+    def _tag_likeness(self, frame: np.ndarray, xy: np.ndarray, diam: float, ids: tuple[int, ...]) -> Likeness:
+        """``likeness`` of the disc at ``xy`` to each of ``ids``, averaged over its looks at
+        this place (at most ``name_looks`` of them drawn: a token lies still)."""
+        vote = next((v for v in self._name_votes if v[1] == ids and np.hypot(*(v[0] - xy)) < 0.08), None)
+        if vote is not None and vote[3] >= self.name_looks:
+            vote[4] = self._full_count
+            return Likeness(vote[2].per_id / vote[3], vote[2].blob / vote[3])
         S = self.px_per_in * 4
         half = 0.6 * diam
         view = PlaneView.build(self.camera, TOKEN_THICKNESS_IN, (xy[0] - half, xy[1] - half, xy[0] + half, xy[1] + half),
@@ -1262,12 +1282,12 @@ class TableDetector:
         gray = cv2.cvtColor(view.sample(frame), cv2.COLOR_BGR2GRAY)
         like = likeness(gray, S, diam, self.config.table.dictionary, ids)
         if vote is None:
-            self._name_votes.append([np.asarray(xy, float).copy(), kind, ids, like.copy(), 1, self._full_count])
+            self._name_votes.append([np.asarray(xy, float).copy(), ids, like, 1, self._full_count])
             return like
-        vote[3] += like
-        vote[4] += 1
-        vote[5] = self._full_count
-        return vote[3] / vote[4]
+        vote[2] = Likeness(vote[2].per_id + like.per_id, vote[2].blob + like.blob)
+        vote[3] += 1
+        vote[4] = self._full_count
+        return Likeness(vote[2].per_id / vote[3], vote[2].blob / vote[3])
 
     def _paper_diameter_in(self) -> float:
         """The largest token disc on this table (plain tokens or state tokens)."""

@@ -25,6 +25,7 @@ candidate's likeness (-1 to 1).
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -38,20 +39,31 @@ BLUR_PX = (0.7, 1.5, 2.5)  # the camera's softness tried, Gaussian sigma at WORK
 POSES = 12  # the border's best poses drawn
 
 
+class Likeness(NamedTuple):
+    """``per_id``: the likeness of each candidate id (parallel to the ids asked about);
+    ``blob``: the best of a plain dark square's and a hollow one's, the shapes a blurred
+    miniature or shadow also makes: a tag is more like its own code than like these."""
+
+    per_id: np.ndarray
+    blob: float
+
+
 @functools.lru_cache(maxsize=8)
 def _full_codes(dictionary: str, ids: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """The candidates' codes in their four turns as 37 values: the 6x6 cells (border 0,
-    black; the 16 bits 0/1) then the paper (1). Returns (codes (4n, 37), ids (4n,))."""
+    black; the 16 bits 0/1) then the paper (1); then the two blobs (a dark square, a
+    hollow one; id -1). Returns (codes (4n + 2, 37), ids (4n + 2,))."""
     codes, all_ids = _dictionary_codes(dictionary)
     sel = np.isin(all_ids, ids)
     k = np.arange(6) - 2.5
     cu, cv_ = (a.ravel() for a in np.meshgrid(k, k))
-    inner = ~((np.abs(cu) > 2) | (np.abs(cv_) > 2))
-    full = np.zeros((int(sel.sum()), 37), np.float32)
+    inner = np.flatnonzero(~((np.abs(cu) > 2) | (np.abs(cv_) > 2)))
+    full = np.zeros((int(sel.sum()) + 2, 37), np.float32)
     full[:, 36] = 1.0
-    full[:, np.flatnonzero(inner)] = codes[sel]
+    full[:-2, inner] = codes[sel]
+    full[-1, inner] = 1.0
     full.setflags(write=False)
-    return full, all_ids[sel]
+    return full, np.concatenate([all_ids[sel], [-1, -1]])
 
 
 def _cell_shares(h: int, w: int, centre: tuple[float, float], step: tuple[float, float]) -> np.ndarray:
@@ -76,11 +88,11 @@ def _cell_shares(h: int, w: int, centre: tuple[float, float], step: tuple[float,
     return shares.reshape(37, h * w) / (n * n)
 
 
-def likeness(gray: np.ndarray, S: float, diam: float, dictionary: str, ids: tuple[int, ...]) -> np.ndarray:
+def likeness(gray: np.ndarray, S: float, diam: float, dictionary: str, ids: tuple[int, ...]) -> Likeness:
     """How much the close-up looks like each candidate id's tag, seen as the camera
     would see it: the best normalised correlation over the border's best poses, the
     code's four turns and the camera's softness (``BLUR_PX``); inside the disc only.
-    Returns an array parallel to ``ids`` (-1 to 1; -1 when the disc is blank).
+    Each -1 to 1 (-1 when the disc is blank).
 
     >>> from tracker.vision.tags import _dictionary_codes
     >>> codes, all_ids = _dictionary_codes("DICT_4X4_100")
@@ -90,8 +102,8 @@ def likeness(gray: np.ndarray, S: float, diam: float, dictionary: str, ids: tupl
     >>> g[27:69, 27:69] = cv2.resize(tag, (42, 42), interpolation=cv2.INTER_NEAREST)
     >>> g = cv2.GaussianBlur(cv2.resize(cv2.resize(g, (13, 13), interpolation=cv2.INTER_AREA), (96, 96)), (0, 0), 2)
     >>> like = likeness(g, 80.0, 1.0, "DICT_4X4_100", (44, 47, 50, 54))
-    >>> [44, 47, 50, 54][int(np.argmax(like))]
-    47
+    >>> [44, 47, 50, 54][int(np.argmax(like.per_id))], bool(like.per_id.max() > like.blob)
+    (47, True)
     """
     if S > WORK_PX_PER_IN:  # finer than the bits need: matched smaller, and faster
         w0 = gray.shape[1]
@@ -101,8 +113,8 @@ def likeness(gray: np.ndarray, S: float, diam: float, dictionary: str, ids: tupl
     h, w = gray.shape
     poses = border_poses(gray, S, diam, POSES)
     full, code_ids = _full_codes(dictionary, tuple(sorted(ids)))
-    out = np.full(len(ids), -1.0)
-    if not poses or not len(full):
+    out = Likeness(np.full(len(ids), -1.0), -1.0)
+    if not poses or not ids:
         return out
     yy, xx = np.mgrid[0:h, 0:w]
     inside = (np.hypot(xx - (w - 1) / 2, yy - (h - 1) / 2) < 0.45 * diam * S).ravel()
@@ -113,24 +125,30 @@ def likeness(gray: np.ndarray, S: float, diam: float, dictionary: str, ids: tupl
         return out
     obs /= norm
     best = np.full(len(full), -1.0)
+    sigmas = BLUR_PX
     for centre, step in poses:
         shares = _cell_shares(h, w, centre, step)
         drawn = full @ shares  # each code drawn sharp, (4n, h*w)
-        for sigma in BLUR_PX:
+        fits = []
+        for sigma in sigmas:
             soft = cv2.GaussianBlur(drawn.reshape(-1, h, w).transpose(1, 2, 0), (0, 0), sigma)
             soft = soft.reshape(h * w, -1).T[:, inside]
             soft = soft - soft.mean(axis=1, keepdims=True)
             soft /= np.linalg.norm(soft, axis=1, keepdims=True) + 1e-6
-            np.maximum(best, soft @ obs, out=best)
+            fits.append(soft @ obs)
+            np.maximum(best, fits[-1], out=best)
+        # The softness is the camera's, not the pose's: the one that fits the border's
+        # best pose best is kept for the others (a third of the work).
+        sigmas = (sigmas[int(np.argmax([f.max() for f in fits]))],)
     for j, i in enumerate(ids):
-        out[j] = best[code_ids == i].max()
-    return out
+        out.per_id[j] = best[code_ids == i].max()
+    return out._replace(blob=float(best[code_ids == -1].max()))
 
 
-def assign(like: np.ndarray, floor: float, margin: float) -> list[int | None]:
+def assign(like: np.ndarray, floor: float | np.ndarray, margin: float) -> list[int | None]:
     """Which candidate (column) each token (row) carries, each candidate once: the
     assignment of greatest total likeness, where a token may also carry none (worth
-    ``floor``: a likeness under it is no evidence). A token keeps its id only when every
+    ``floor``, or its row's: a likeness under it is no evidence). A token keeps its id only when every
     assignment that takes it away is worse by at least ``margin``; else None (too
     close to tell, and a misnamed objective moves a ruling).
 
@@ -146,7 +164,7 @@ def assign(like: np.ndarray, floor: float, margin: float) -> list[int | None]:
     if not like.size:
         return out
     # Columns m.. are "no id", one per token, each worth the floor.
-    table = np.hstack([like, np.full((n, n), floor)])
+    table = np.hstack([like, np.repeat(np.broadcast_to(np.asarray(floor, float), (n,))[:, None], n, axis=1)])
 
     def total(t: np.ndarray) -> tuple[float, np.ndarray]:
         r, c = linear_sum_assignment(-t)
