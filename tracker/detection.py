@@ -183,6 +183,19 @@ class _Candidate:
 # ----------------------------------------------------------------------------------
 
 
+def _on_bases(rows: np.ndarray, cols: np.ndarray, not_here: np.ndarray | None) -> np.ndarray:
+    """Which peaks of a half-resolution response map (``rows``, ``cols``) lie on a base
+    found by its rim (``not_here``, at full resolution). Such discs are looked at after
+    every disc off the bases, never instead of them: a stand's miniature is a patch of
+    change of a token's size (on an Epic tuning table 12 of the token search's 14 discs
+    were stands, and three of its five objectives were never looked at), while a paper
+    disc can itself be read as a base's rim (_settle_discs decides). The map is left as
+    it was: zeroed there, it would read as unchanged table round a patch beside a stand."""
+    if not_here is None or not len(rows):
+        return np.zeros(len(rows), bool)
+    return not_here[np.clip(2 * rows, 0, not_here.shape[0] - 1), np.clip(2 * cols, 0, not_here.shape[1] - 1)]
+
+
 class TableDetector:
     """Finds bases, tokens and terrain in frames from one calibrated camera.
 
@@ -315,11 +328,15 @@ class TableDetector:
         # or less above it. A disc nothing else claimed becomes a token at
         # ``name_disc_floor``: miniatures and shadows reached 0.86 there, but none of 160
         # both 0.75 and more like a code than a blob.
-        self.name_floor, self.name_margin, self.name_disc_floor = 0.6, 0.06, 0.65
+        self.name_floor, self.name_margin, self.name_disc_floor = 0.6, 0.06, 0.6
         self.name_blob_gain = 0.05
         # ... and only where the decoder saw some tag border darker than the paper
-        # beside it (its face score): tags at 720p 15-100, 60 % of the other discs under 10.
+        # beside it (its face score): tags at 720p 15-100, 60 % of the other discs under 10;
+        # and whose middle is as neutral as printed card (median chroma; on 29 Epic
+        # tuning tables unclaimed tag discs 1.4 at the 10th percentile, 4.1 at the median;
+        # the other unclaimed discs, stands' miniatures, 15 at the median).
         self.name_face_min = 10.0
+        self.name_disc_chroma = 10.0
         # Rim colours as this camera and light show them (_rim_paint, _rim_seen,
         # _rim_in_use): set with the table's light in set_background, then they follow
         # the rims fitted with confidence (see _learn_rims).
@@ -553,7 +570,8 @@ class TableDetector:
         if look_for_tokens:
             # Terrain is part of the empty table, so it leaves no token evidence: tokens
             # right beside a piece (inside its image outline) are still looked for.
-            tokens = self._tokens(frame, floor_bgr, lab, self.floor.valid & ~hand, markers)
+            tokens = self._tokens(frame, floor_bgr, lab, self.floor.valid & ~hand, markers,
+                                  self._not_token_places(bases))
             bases, tokens = self._settle_discs(bases, tokens, lab, frame)
             self._last_tokens = tokens
         else:
@@ -967,7 +985,7 @@ class TableDetector:
         return z
 
     def _tokens(self, frame: np.ndarray, floor_bgr: np.ndarray, lab: np.ndarray, usable: np.ndarray,
-                markers: Any) -> Detections:
+                markers: Any, not_here: np.ndarray | None = None) -> Detections:
         """Tokens are 1 in discs lying on the floor or a platform. Each disc found is
         looked at again up close: a top-down crop at 4x the table resolution, where a
         0.66 in tag (too small for a whole-frame search) decodes reliably."""
@@ -994,10 +1012,11 @@ class TableDetector:
         # it off they are still read, so that a printed tag is never taken for a plain token.
         st = self.config.state_tokens
         n_state = self.max_state_tokens if st is not None else 4
-        discs = [(xy, sc, which, diam) for xy, sc, which in self._discs(lab, usable, diam, max(4, 2 * n_tokens) + n_state)]
+        discs = [(xy, sc, which, diam) for xy, sc, which in self._discs(lab, usable, diam, max(4, 2 * n_tokens) + n_state,
+                                                                             not_here)]
         if st is not None and abs(st.diameter_in - diam) > 0.1:  # state tokens of their own size
             discs += [(xy, sc, "state", st.diameter_in)
-                      for xy, sc in self._untagged_discs(lab, usable, "objective", st.diameter_in, n_state)]
+                      for xy, sc in self._untagged_discs(lab, usable, "objective", st.diameter_in, n_state, not_here)]
         state_seen: list[tuple[int, np.ndarray]] = []
         paper: list[tuple[np.ndarray, bool]] = []
         no_tag: list[tuple] = []
@@ -1059,7 +1078,7 @@ class TableDetector:
                 # any coloured disc of its size is not one ("other tokens" never count).
                 add(xy, 0.0, KIND_OBJECTIVE, -1, score)
             if len(rows) == n_rows and tag is None and not tag_face and which != "state" \
-                    and self._last_face >= self.name_face_min:
+                    and self._last_face >= self.name_face_min and self._neutral_disc(lab, xy, d, self.name_disc_chroma):
                 maybe.append((np.asarray(xy, float), score, d))
         self._name_discs(frame, rows, maybe)
         # Keep cached reads of tokens still lying where they were read; votes of places
@@ -1109,15 +1128,16 @@ class TableDetector:
             return None
         return KIND_OBJECTIVE if got[0] == "objective" else KIND_TREASURE
 
-    def _neutral_disc(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0) -> bool:
-        """Little colour over the disc's middle (printed card is neutral)."""
+    def _neutral_disc(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0, chroma: float = 15.0) -> bool:
+        """Little colour over the disc's middle (printed card is neutral): its median
+        chroma under ``chroma``."""
         c = self.floor.to_pixel(np.asarray(xy, float)[None])[0]
         r = max(1, int(0.3 * diameter_in * self.px_per_in))
         r0, c0 = int(round(c[1])), int(round(c[0]))
         patch = lab[max(r0 - r, 0):r0 + r + 1, max(c0 - r, 0):c0 + r + 1]
         if not patch.size:
             return False
-        return float(np.median(np.hypot(patch[..., 1], patch[..., 2]))) < 15.0
+        return float(np.median(np.hypot(patch[..., 1], patch[..., 2]))) < chroma
 
     @property
     def tag_face_floor(self) -> float:
@@ -1463,13 +1483,14 @@ class TableDetector:
             self._not_token = [i for i in range(n) if self._token_kind(i) is None]
         return self._not_token
 
-    def _discs(self, lab: np.ndarray, usable: np.ndarray, diameter_in: float, n_max: int):
+    def _discs(self, lab: np.ndarray, usable: np.ndarray, diameter_in: float, n_max: int,
+               not_here: np.ndarray | None = None):
         """Token-sized discs: bright neutral (white tokens, printed tags) or gold. Yields
         (xy, score, 'objective' | 'treasure')."""
         out = []
         # Gold first: its evidence is specific, while the objective pass takes any change.
         for which in ("treasure", "objective"):
-            out += [(xy, sc, which) for xy, sc in self._untagged_discs(lab, usable, which, diameter_in, n_max)]
+            out += [(xy, sc, which) for xy, sc in self._untagged_discs(lab, usable, which, diameter_in, n_max, not_here)]
         n_tags = sum(len(spec.tag_ids) for spec in self.config.tokens.values())
         if n_tags:
             # A printed tag on paper as pale as the mat changes the picture only where its
@@ -1477,11 +1498,12 @@ class TableDetector:
             # change the size of the tag, with unchanged table round it; such patches
             # are read for a tag (and are tokens only if one is read).
             taken = [xy for xy, _, _ in out]
-            out += [(xy, sc, "tag") for xy, sc in self._tag_bodies(lab, usable, diameter_in, 2 * n_tags)
+            out += [(xy, sc, "tag") for xy, sc in self._tag_bodies(lab, usable, diameter_in, 2 * n_tags, not_here)
                     if all(np.hypot(*(xy - t)) > 0.5 * diameter_in for t in taken)]
         return out
 
-    def _tag_bodies(self, lab: np.ndarray, usable: np.ndarray, diameter_in: float, n_max: int):
+    def _tag_bodies(self, lab: np.ndarray, usable: np.ndarray, diameter_in: float, n_max: int,
+                    not_here: np.ndarray | None = None):
         """Compact patches of change the size of a token's printed tag (about two thirds
         of its disc), with little change in a ring round them: (xy, score), best first."""
         ev = self._disc_evidence(lab, usable, "objective")
@@ -1495,11 +1517,12 @@ class TableDetector:
         kern = body / max(body.sum(), 1) - ring / max(ring.sum(), 1)
         resp = cv2.filter2D(half, cv2.CV_32F, kern.astype(np.float32), borderType=cv2.BORDER_CONSTANT)
         rows, cols = _local_maxima(resp, 0.15, max(2, int(r_out)))
-        best = np.argsort(-resp[rows, cols], kind="stable")[:n_max]
+        best = np.lexsort((-resp[rows, cols], _on_bases(rows, cols, not_here)))[:n_max]
         xy = self.floor.to_world(2 * cols[best] + 0.5, 2 * rows[best] + 0.5)
         return [(p, float(resp[r, c])) for p, r, c in zip(xy, rows[best], cols[best])]
 
-    def _untagged_discs(self, lab: np.ndarray, usable: np.ndarray, kind: str, diameter_in: float, n_max: int):
+    def _untagged_discs(self, lab: np.ndarray, usable: np.ndarray, kind: str, diameter_in: float, n_max: int,
+                        not_here: np.ndarray | None = None):
         """Plain tokens: a treasure is a gold disc, an objective a white disc with a black
         ring. A disc of exactly the token's size, with table all round it, is a token; a
         miniature of the same colour is neither round nor of that size."""
@@ -1511,12 +1534,13 @@ class TableDetector:
         k = ring_kernel(r * 0.39, r * 0.225, outer_gap_px=0.75, outer_width_px=1.0, outer_weight=0.8)
         resp = _correlate_many(half, [k], self._ring_spectra)[0]
         rows, cols = _local_maxima(resp, 0.25, max(2, int(r / 2)))
-        # The strongest 4 n_max, fitted together.
-        best = np.argsort(-resp[rows, cols], kind="stable")[: 4 * n_max]
+        # The strongest 4 n_max, fitted together (those off the bases first).
+        on_base = _on_bases(rows, cols, not_here)
+        best = np.lexsort((-resp[rows, cols], on_base))[: 4 * n_max]
         prs, pcs = _subpixel_peaks(resp, rows[best], cols[best])
         fits = _fit_rims_at(ev, 2 * pcs + 0.5, 2 * prs + 0.5, 0.4 * r, r + 0.35 * S, n_rays=64)
         found = []
-        for fit in fits:
+        for i, fit in enumerate(fits):
             if fit is None:
                 continue
             cx, cy, rad, cover, _, _ = fit
@@ -1527,10 +1551,10 @@ class TableDetector:
             if off > max(2.5, 0.25 * r) or off < -max(2.5, 0.33 * r) or cover < 0.5:
                 continue
             xy = self.floor.to_world(np.array([cx]), np.array([cy]))[0]
-            found.append((xy, cover))
-        found.sort(key=lambda f: -f[1])
+            found.append((xy, cover, bool(on_base[best[i]])))
+        found.sort(key=lambda f: (f[2], -f[1]))
         kept: list[tuple[np.ndarray, float]] = []
-        for xy, score in found:
+        for xy, score, _ in found:
             if all(np.hypot(*(xy - k2)) > diameter_in for k2, _ in kept):
                 kept.append((xy, score))
         return kept[:n_max]
@@ -2145,6 +2169,20 @@ class TableDetector:
         found = Counter((int(si), float(w), float(d)) for si, sh, (w, d) in
                         zip(bases.side, bases.shape, bases.size_mm) if sh)
         return any(found[key] < n for key, n in listed.items())
+
+    def _not_token_places(self, bases: Detections) -> np.ndarray:
+        """Where no token can be seen: under the bases found by their rims that no token
+        could be mistaken for (rectangles and ovals, round bases half as wide again as a
+        token), a pixel in from their edge. A stand's miniature is a patch of change of a
+        token's size: on an Epic tuning table 12 of the token search's 14 discs were
+        stands, and three of its five objectives were never looked at. Bases found only
+        as foreground, and small round ones, may be a token's disc itself
+        (_settle_discs decides), so they are left to the search."""
+        paper = self._paper_diameter_in() * MM_PER_IN
+        sure = (bases.kind == KIND_BASE) & ~bases.from_foreground \
+            & ((bases.shape > 0) | (bases.base_mm >= 1.5 * paper))
+        mask = self._footprints(bases[sure]).astype(np.uint8)
+        return cv2.erode(mask, np.ones((3, 3), np.uint8)).astype(bool)
 
     def _footprints(self, bases: Detections) -> np.ndarray:
         """Where ``bases`` on the floor cover the floor view (a mask of its pixels)."""
