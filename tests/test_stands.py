@@ -113,3 +113,26 @@ def test_pursuit_finds_the_stands_the_rim_search_misses_at_720p(epic_720p):
     assert with_["on_token"] == 0, with_
     # Stated with the patch's uncertainty: 1.5 px at this table's 12 px/in, over the calibration's.
     assert with_["n_foreground"] > 0 and np.all(with_["sigma"] >= 1.5 / pipe.detector.px_per_in), with_
+
+
+def test_a_stand_whose_rims_name_no_side_takes_its_units_side(epic_720p):
+    """_sided_by_unit: an Epic unit's stands keep within 5 cm of each other and belong to
+    one side, so a stand found as foreground whose rim evidence is too faint to name a
+    side takes the side of the nearest stand whose side is known, within 2 in, unless
+    its own evidence says otherwise; farther off it is not reported."""
+    from tracker.detection import KIND_BASE, Detections
+
+    pipe, _, _ = epic_720p
+    det = pipe.detector
+    known = Detections.from_rows([{"xyz": (20.0, 20.0, 0.0), "kind": KIND_BASE, "side": 1, "base_mm": 40.0,
+                                   "tag_id": -1, "score": 1.0}])
+
+    def cand(x: float, y: float) -> dict:
+        col, row = det.floor.to_pixel(np.array([[x, y]]))[0]
+        return {"col": float(col), "row": float(row), "side": 0}
+
+    faint = {0: 0.010, 1: 0.012}
+    got = det._sided_by_unit([(cand(21.2, 20.0), faint), (cand(24.5, 20.0), faint),
+                              (cand(20.0, 21.2), {0: 0.05, 1: 0.01})], known, [])
+    assert [(round(float(det.floor.to_world(np.array([c["col"]]), np.array([c["row"]]))[0][0]), 1), c["side"])
+            for c in got] == [(21.2, 1)]
