@@ -37,6 +37,8 @@ METRICS: dict[str, tuple[str, ...]] = {
     "token_recall": ("ratio", "tk_m", "tk_t"),
     "token_precision": ("ratio", "tk_m", "tk_p"),
     "tokens_as_fighters": ("ratio", "tok_fighter", "tk_t"),
+    "tag_ids_right": ("ratio", "tk_tag_right", "tk_tag_m"),
+    "tag_ids_wrong": ("ratio", "tk_tag_wrong", "tk_tag_m"),
     "control_agreement": ("ratio", "ctl_agree", "ctl_n"),
 }
 # how the scorer names the same figures (for the cross-check)
@@ -108,12 +110,20 @@ def tally_set(scene: dict, preds: dict, groups: list[list[list[str]]], match: Ca
         tt, pt = fr["tokens"], p.get("tokens", [])
         tl.add("tk_t", len(tt))
         tl.add("tk_p", len(pt))
-        tl.add("tk_m", len(match([(t["x"], t["y"]) for t in tt], [(q["x"], q["y"]) for q in pt], gate)))
+        tk_pairs = match([(t["x"], t["y"]) for t in tt], [(q["x"], q["y"]) for q in pt], gate)
+        tl.add("tk_m", len(tk_pairs))
+        for i, j, _ in tk_pairs:  # which token it is: a tagged token's id, read or named
+            if tt[i].get("tag_id") is not None:
+                got = pt[j].get("tag_id")
+                tl.add("tk_tag_m")
+                tl.add("tk_tag_right", got == tt[i]["tag_id"])
+                tl.add("tk_tag_wrong", got is not None and got != tt[i]["tag_id"])
         for q in pf:
             near_tok = any(np.hypot(t["x"] - q["x"], t["y"] - q["y"]) <= TOKEN_AS_FIGHTER_IN for t in tt)
             near_fig = any(np.hypot(t["x"] - q["x"], t["y"] - q["y"]) <= NO_FIGHTER_IN for t in tf)
             tl.add("tok_fighter", near_tok and not near_fig)
-    for k in ("n_t", "n_vis", "n_m", "n_m_vis", "n_team", "n_p", "tk_t", "tk_p", "tk_m", "tok_fighter"):
+    for k in ("n_t", "n_vis", "n_m", "n_m_vis", "n_team", "n_p", "tk_t", "tk_p", "tk_m", "tok_fighter",
+              "tk_tag_m", "tk_tag_right", "tk_tag_wrong"):
         tl.counts.setdefault(k, 0)
     return tl
 

@@ -2163,7 +2163,8 @@ class TableDetector:
         nearest stand of known side (a fitted base, or a foreground stand whose rims
         named its side) is within ``unit_reach_in`` takes that side, if its own rim
         evidence for it is at least ``unit_side_share`` of the best side's (the
-        evidence does not say otherwise); else it is not reported."""
+        evidence does not say otherwise) and no stand of another side is as near (in
+        close combat units touch); else it is not reported."""
         if not undecided:
             return []
         S = self.px_per_in
@@ -2180,6 +2181,8 @@ class TableDetector:
             side = known[j][1]
             if d[j] > self.unit_reach_in or side not in ev or ev[side] < self.unit_side_share * max(ev.values()):
                 continue
+            if any(dk <= self.unit_reach_in and sk != side for dk, (_, sk) in zip(d, known)):
+                continue  # an enemy stand within reach too (units in base contact): no unit says
             out.append({**cand, "side": side})
         return out
 
