@@ -42,7 +42,8 @@ PUBLIC = [EVAL / "sets" / f"warcry-{i}" for i in (1, 2, 3)]
 ROWS = [("recall", "recall"), ("recall, visible", "recall_visible"), ("precision", "precision"),
         ("side accuracy", "side_accuracy"), ("RMS all (in)", "rms_in"), ("RMS floor (in)", "rms_floor_in"),
         ("RMS platforms (in)", "rms_platform_in"), ("p95 (in)", "p95_in"), ("token recall", "token_recall"),
-        ("token precision", "token_precision"), ("tokens read as fighters", "tokens_as_fighters"),  # per true token
+        ("token recall, in sight", "token_recall_in_sight"), ("token precision", "token_precision"),
+        ("tokens read as fighters", "tokens_as_fighters"),  # per true token
         ("tag ids right", "tag_ids_right"), ("tag ids wrong", "tag_ids_wrong")]  # per tagged token found
 KIND_GROUPS = ["warcry round", "warcry-mixed round", "warcry-mixed oval", "warcry-mixed rect", "epic stand"]
 RES_GROUPS = ["720p", "1080p", "4K"]

@@ -6,8 +6,12 @@ resampled: fighters are matched per frame with the scorer's own ``match`` (minim
 cost, 0.75 in gate), exactly as ``score()`` does, and pooled figures are checked against
 ``score()`` on the pooled scene. Beside the scorer's figures: *tokens read as fighters*
 (a predicted fighter within 0.5 in of a true token's centre with no true fighter within
-0.75 in of it; per true token) and per-group counts (``g:<group>:<count>``) for the
-breakdowns: kind and base shape, resolution, and the hard cases of heldout_cases.py.
+0.75 in of it; per true token); *tokens in sight* (a true token whose centre no hand
+hides from the camera: the truth's hand, a flat polygon at its height, and the token
+projected along the true camera's rays; the renders' truth says no token is hidden);
+which tagged tokens found carry their own id; and per-group counts
+(``g:<group>:<count>``) for the breakdowns: kind and base shape, resolution, and the
+hard cases of heldout_cases.py.
 
 Confidence intervals: 95 %, percentile bootstrap over whole sets (a cluster bootstrap:
 sets drawn with replacement, 2000 resamples, RNG seed 28), the tracker and the baseline
@@ -37,6 +41,7 @@ METRICS: dict[str, tuple[str, ...]] = {
     "token_recall": ("ratio", "tk_m", "tk_t"),
     "token_precision": ("ratio", "tk_m", "tk_p"),
     "tokens_as_fighters": ("ratio", "tok_fighter", "tk_t"),
+    "token_recall_in_sight": ("ratio", "tk_m_sight", "tk_sight"),
     "tag_ids_right": ("ratio", "tk_tag_right", "tk_tag_m"),
     "tag_ids_wrong": ("ratio", "tk_tag_wrong", "tk_tag_m"),
     "control_agreement": ("ratio", "ctl_agree", "ctl_n"),
@@ -71,6 +76,27 @@ def _team_ok(pred_team, truth: dict) -> bool:
     if isinstance(pred_team, str):
         return pred_team.strip().lower() == str(truth["team_colour"]).lower()
     return int(pred_team) == int(truth["team"])
+
+
+def hidden_by_hand(scene: dict, frame: dict, tokens: list[dict]) -> list[bool]:
+    """Which ``tokens`` of a truth frame a hand hides from the camera: each token's top
+    centre inside the hand's outline (a flat polygon at the hand's height), both seen
+    through the true camera without its lens distortion (a ray is blocked where the two
+    pinhole projections meet; the distortion would only warp both alike)."""
+    hand = frame.get("hand")
+    if not hand or not hand.get("world") or not tokens:
+        return [False] * len(tokens)
+    import cv2
+
+    cam = scene["camera"]
+    K, rvec, tvec = (np.asarray(cam[k], float) for k in ("K", "rvec", "tvec"))
+
+    def project(pts: np.ndarray) -> np.ndarray:
+        return cv2.projectPoints(pts.reshape(-1, 1, 3), rvec, tvec, K, None)[0].reshape(-1, 2)
+
+    outline = project(np.asarray(hand["world"], float)).astype(np.float32)
+    tops = project(np.array([(t["x"], t["y"], float(t.get("z", 0.0)) + 0.1) for t in tokens]))
+    return [cv2.pointPolygonTest(outline, (float(u), float(v)), False) >= 0 for u, v in tops]
 
 
 def tally_set(scene: dict, preds: dict, groups: list[list[list[str]]], match: Callable, gate: float = 0.75) -> Tally:
@@ -112,6 +138,10 @@ def tally_set(scene: dict, preds: dict, groups: list[list[list[str]]], match: Ca
         tl.add("tk_p", len(pt))
         tk_pairs = match([(t["x"], t["y"]) for t in tt], [(q["x"], q["y"]) for q in pt], gate)
         tl.add("tk_m", len(tk_pairs))
+        hidden = hidden_by_hand(scene, fr, tt)
+        found = {i for i, _, _ in tk_pairs}
+        tl.add("tk_sight", hidden.count(False))
+        tl.add("tk_m_sight", sum(1 for i in found if not hidden[i]))
         for i, j, _ in tk_pairs:  # which token it is: a tagged token's id, read or named
             if tt[i].get("tag_id") is not None:
                 got = pt[j].get("tag_id")
@@ -123,7 +153,7 @@ def tally_set(scene: dict, preds: dict, groups: list[list[list[str]]], match: Ca
             near_fig = any(np.hypot(t["x"] - q["x"], t["y"] - q["y"]) <= NO_FIGHTER_IN for t in tf)
             tl.add("tok_fighter", near_tok and not near_fig)
     for k in ("n_t", "n_vis", "n_m", "n_m_vis", "n_team", "n_p", "tk_t", "tk_p", "tk_m", "tok_fighter",
-              "tk_tag_m", "tk_tag_right", "tk_tag_wrong"):
+              "tk_tag_m", "tk_tag_right", "tk_tag_wrong", "tk_sight", "tk_m_sight"):
         tl.counts.setdefault(k, 0)
     return tl
 
