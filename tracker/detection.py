@@ -319,15 +319,15 @@ class TableDetector:
         self._state_votes: list[list] = []  # [xy, summed cost per id, looks, last look]: see _decode_search
         # Discs named by likeness (_name_discs): [xy, candidate ids, summed Likeness,
         # looks, last look]. A token lies still: its looks are averaged, and after
-        # ``name_looks`` of them it is not drawn again (~20 ms a look).
+        # ``name_looks`` of them it is not drawn again (~11 ms a look).
         self._name_votes: list[list] = []
         self.name_looks = 3
         # A token's name kept at this likeness (normalised correlation) or more, and
         # when every other assignment is worse by ``name_margin``: on Epic tuning
         # close-ups (7 tables) a tag's own code scored 0.6-0.97; other codes a bare 0.05
         # or less above it. A disc nothing else claimed becomes a token at
-        # ``name_disc_floor``: miniatures and shadows reached 0.86 there, but none of 160
-        # both 0.75 and more like a code than a blob.
+        # ``name_disc_floor`` and ``name_blob_gain`` more like its code than like a
+        # plain or hollow dark square (miniatures and shadows reached 0.86 alone) ...
         self.name_floor, self.name_margin, self.name_disc_floor = 0.6, 0.06, 0.6
         self.name_blob_gain = 0.05
         # ... and only where the decoder saw some tag border darker than the paper
@@ -1265,7 +1265,7 @@ class TableDetector:
         diameter), made tokens of their id's kind only on stronger evidence
         (``name_disc_floor``, and more like the id's code than like a blob: a disc
         alone does not make a token, a miniature's blob looks like a blurred tag)."""
-        kinds = {KIND_OBJECTIVE: "objective", KIND_TREASURE: "treasure"}
+        kinds = {k: KIND_NAMES[k] for k in (KIND_OBJECTIVE, KIND_TREASURE)}
         read = {r["tag_id"] for r in rows}
         ids = tuple(sorted({i for k in kinds.values() if (spec := self.config.tokens.get(k)) is not None
                             for i in spec.tag_ids} - read))
@@ -1299,20 +1299,14 @@ class TableDetector:
         """``likeness`` of the disc at ``xy`` to each of ``ids``, averaged over its looks at
         this place (at most ``name_looks`` of them drawn: a token lies still)."""
         vote = next((v for v in self._name_votes if v[1] == ids and np.hypot(*(v[0] - xy)) < 0.08), None)
-        if vote is not None and vote[3] >= self.name_looks:
-            vote[4] = self._full_count
-            return Likeness(vote[2].per_id / vote[3], vote[2].blob / vote[3])
-        S = self.px_per_in * 4
-        half = 0.6 * diam
-        view = PlaneView.build(self.camera, TOKEN_THICKNESS_IN, (xy[0] - half, xy[1] - half, xy[0] + half, xy[1] + half),
-                               S, self.image_size)
-        gray = cv2.cvtColor(view.sample(frame), cv2.COLOR_BGR2GRAY)
-        like = likeness(gray, S, diam, self.config.table.dictionary, ids)
         if vote is None:
-            self._name_votes.append([np.asarray(xy, float).copy(), ids, like, 1, self._full_count])
-            return like
-        vote[2] = Likeness(vote[2].per_id + like.per_id, vote[2].blob + like.blob)
-        vote[3] += 1
+            vote = [np.asarray(xy, float).copy(), ids, Likeness(np.zeros(len(ids)), 0.0), 0, self._full_count]
+            self._name_votes.append(vote)
+        if vote[3] < self.name_looks:
+            _, gray, S = self._closeup(frame, xy, diam)
+            like = likeness(gray, S, diam, self.config.table.dictionary, ids)
+            vote[2] = Likeness(vote[2].per_id + like.per_id, vote[2].blob + like.blob)
+            vote[3] += 1
         vote[4] = self._full_count
         return Likeness(vote[2].per_id / vote[3], vote[2].blob / vote[3])
 
@@ -1417,15 +1411,20 @@ class TableDetector:
         self._last_centre = centre
         return tag
 
-    def _read_closeup(self, frame: np.ndarray, xy: np.ndarray, diam: float) -> int | None:
-        """_decode_token_tag's reading of the close-up centred on ``xy``."""
-        # How much the disc looks like a printed tag, read or not (see _decode_search).
-        self._last_face, self._last_cost, self._last_best = 0.0, np.inf, -1
+    def _closeup(self, frame: np.ndarray, xy: np.ndarray, diam: float) -> tuple[PlaneView, np.ndarray, float]:
+        """A token's close-up: top-down at its top, centred on ``xy``, 1.2 diameters wide,
+        at 4x the floor view's scale. Returns (its view, the grey close-up, pixels an inch)."""
         S = self.px_per_in * 4
         half = 0.6 * diam
         view = PlaneView.build(self.camera, TOKEN_THICKNESS_IN, (xy[0] - half, xy[1] - half, xy[0] + half, xy[1] + half),
                                S, self.image_size)
-        gray = cv2.cvtColor(view.sample(frame), cv2.COLOR_BGR2GRAY)
+        return view, cv2.cvtColor(view.sample(frame), cv2.COLOR_BGR2GRAY), S
+
+    def _read_closeup(self, frame: np.ndarray, xy: np.ndarray, diam: float) -> int | None:
+        """_decode_token_tag's reading of the close-up centred on ``xy``."""
+        # How much the disc looks like a printed tag, read or not (see _decode_search).
+        self._last_face, self._last_cost, self._last_best = 0.0, np.inf, -1
+        view, gray, S = self._closeup(frame, xy, diam)
         self._last_closeup = (view, gray)
         worth, idx = read_cut_out(gray, S, diam, self.config.table.dictionary)
         if not worth:
@@ -2167,7 +2166,6 @@ class TableDetector:
         close combat units touch); else it is not reported."""
         if not undecided:
             return []
-        S = self.px_per_in
         known = [(xy, int(si)) for xy, si, k in zip(found.xyz[:, :2], found.side, found.kind) if k == KIND_BASE]
         known += [(self.floor.to_world(np.array([c["col"]]), np.array([c["row"]]))[0], c["side"]) for c in sided]
         if not known:

@@ -13,9 +13,10 @@ close-up by normalised correlation (indifferent to light and paper colour). The 
 correlation per id is the id's likeness (``likeness``). Which token carries which id is
 then one assignment over all of a frame's unread tokens, each id once (``assign``).
 
-This names a token already known to be a token (by its disc, size and colour); it
-never decides whether a disc is a token: a miniature's blob correlates with a heavily
-blurred tag about as well as a blurred tag does.
+Likeness alone does not make a disc a token: a miniature's blob correlates with a
+heavily blurred tag about as well as a blurred tag does. ``Likeness.blob`` (a plain or
+hollow dark square) is what such a blob scores; the caller weighs the rest (the disc,
+its size and colour).
 
 In: a grey close-up centred on the token (``vision.tags``' convention), its scale (pixels
 an inch), the disc's diameter (inches), the dictionary, the candidate ids. Out: each
