@@ -40,6 +40,8 @@ class CalibrationResult:
     n_points: int
     views_used: list[str] = field(default_factory=list)
     extrinsics: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    #: view name -> (object points (N,3), image points (N,2)) of each view used
+    points: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def summary(self) -> str:
         i = self.intrinsics
@@ -387,4 +389,5 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
         for n, r in rejected:
             echo(f"  {n}: skipped ({r})")
     return CalibrationResult(intr, per_view, rejected, pic, frac, int(sum(len(v.img) for _, v in allv)),
-                             [n for n, _ in allv], {n: (r.reshape(3), t.reshape(3)) for (n, _), r, t in zip(allv, rv, tv)})
+                             [n for n, _ in allv], {n: (r.reshape(3), t.reshape(3)) for (n, _), r, t in zip(allv, rv, tv)},
+                             {n: (v.obj.reshape(-1, 3), v.img.reshape(-1, 2)) for n, v in allv})
