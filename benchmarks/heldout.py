@@ -44,7 +44,8 @@ ROWS = [("recall", "recall"), ("recall, visible", "recall_visible"), ("precision
         ("RMS platforms (in)", "rms_platform_in"), ("p95 (in)", "p95_in"), ("token recall", "token_recall"),
         ("token recall, in sight", "token_recall_in_sight"), ("token precision", "token_precision"),
         ("tokens read as fighters", "tokens_as_fighters"),  # per true token
-        ("tag ids right", "tag_ids_right"), ("tag ids wrong", "tag_ids_wrong")]  # per tagged token found
+        ("tag ids right", "tag_ids_right"), ("tag ids wrong", "tag_ids_wrong"),  # per tagged token found
+        ("camera: floor RMS (in)", "rms_camera_floor_in")]  # the calibration alone, vs the true camera
 KIND_GROUPS = ["warcry round", "warcry-mixed round", "warcry-mixed oval", "warcry-mixed rect", "epic stand"]
 RES_GROUPS = ["720p", "1080p", "4K"]
 
@@ -115,6 +116,11 @@ def report(title: str, recs: list[dict]) -> dict:
         print(f"{label:26s}{fmt(a, key):>30s}{fmt(b, key):>30s}")
     print(f"{'  tokens read as fighters, count':34s}{tr.total('tok_fighter'):>22d}{bl.total('tok_fighter'):>30d}")
     print(f"{'  matched on platforms':34s}{tr.n_errs('elevated'):>22d}{bl.n_errs('elevated'):>30d}")
+    for kind in kinds:
+        if tr.n_errs(f"camera:{kind}"):
+            e = estimate(tr, ("rms", f"camera:{kind}"))
+            out["tracker"][f"rms_camera_floor_in:{kind}"] = e
+            print(f"{'  camera: floor RMS, ' + kind:34s}{fmt(e, 'rms'):>22s}")
     out["vs_baseline"] = {}
     print("tracker vs baseline (paired bootstrap)")
     for label, key, how in (("RMS all, baseline / tracker", "rms_in", "ratio"),

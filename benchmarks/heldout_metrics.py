@@ -45,6 +45,7 @@ METRICS: dict[str, tuple[str, ...]] = {
     "tag_ids_right": ("ratio", "tk_tag_right", "tk_tag_m"),
     "tag_ids_wrong": ("ratio", "tk_tag_wrong", "tk_tag_m"),
     "control_agreement": ("ratio", "ctl_agree", "ctl_n"),
+    "rms_camera_floor_in": ("rms", "camera"),  # the calibration alone: a floor grid, true pixel -> our camera
 }
 # how the scorer names the same figures (for the cross-check)
 SCORER_KEYS = {"recall": "recall", "recall_visible": "recall_visible", "precision": "precision",

@@ -85,7 +85,37 @@ def run_tracker(folder: Path) -> dict:
     if hasattr(pipe, "close"):
         pipe.close()
     return {"preds": {"frames": preds}, "rulings": rulings, "setup_s": setup_s, "frame_s": frame_s,
-            "skipped": skipped, "method": "judge_still" if judge != pipe.process else "process"}
+            "skipped": skipped, "method": "judge_still" if judge != pipe.process else "process",
+            "camera": camera_of(pipe.camera)}
+
+
+def camera_of(cam: Any) -> dict | None:
+    """The set-up's camera (intrinsics and table pose) as plain lists, for the scoring side."""
+    if getattr(cam, "intrinsics", None) is None:
+        return None
+    return {"K": cam.intrinsics.K.tolist(), "dist": cam.intrinsics.dist.tolist(),
+            "rvec": cam.rvec.tolist(), "tvec": cam.tvec.tolist()}
+
+
+def camera_floor_errors(camera: dict, truth: dict, nx: int = 12, ny: int = 8) -> list[float]:
+    """How far (in) the tracker's camera puts points of the floor, seen where the true
+    camera sees them: a grid over the play area, each true pixel unprojected at z = 0."""
+    import cv2
+    import numpy as np
+
+    from calibration.camera import CameraModel, Intrinsics, TablePose
+
+    t = truth["camera"]
+    w, d = truth["table"]["play_area_in"]
+    xs, ys = np.meshgrid(np.linspace(0, w, nx), np.linspace(0, d, ny))
+    world = np.c_[xs.ravel(), ys.ravel(), np.zeros(xs.size)]
+    seen, _ = cv2.projectPoints(world, np.array(t["rvec"], float), np.array(t["tvec"], float),
+                                np.array(t["K"], float), np.array(t["dist"], float))
+    K = np.array(camera["K"], float)
+    size = (int(truth["image"]["width"]), int(truth["image"]["height"]))
+    model = CameraModel(Intrinsics(K, np.array(camera["dist"], float), size, 0.0),
+                        TablePose(np.array(camera["rvec"]), np.array(camera["tvec"]), 0.0, (), ()))
+    return np.linalg.norm(model.unproject(seen.reshape(-1, 2), 0.0) - world[:, :2], axis=1).tolist()
 
 
 def nothing_found(folder: Path, why: str, setup_s: float = 0.0) -> dict:
@@ -147,6 +177,10 @@ def score_side(folder: Path, kind: str, resolution: str, tracked: dict, base: di
         out["scorer"][who] = scorer.score(truth, run["preds"])
     epic = GameConfig.load(folder).epic if kind == "epic" else None
     ctl = out["tallies"]["tracker"]
+    if tracked.get("camera") and "camera" in truth:
+        for e in camera_floor_errors(tracked["camera"], truth):
+            ctl.err("camera", e)
+            ctl.err(f"camera:{kind}", e)
     for fr, got in zip(truth["frames"], tracked["rulings"]):
         for k, v in compare(control_rulings(truth_state(fr), epic), got, scorer.match).items():
             ctl.add(k, v)

@@ -36,7 +36,9 @@ EDGE_SCALE_PX = 0.5        # the robust loss's scale: residuals beyond it count 
 # An edge straight in the world and measured cleanly is straight to 0.2-0.4 px RMS through
 # the true lens (rendered tables); ragged mat edges measure 0.6-1.7 px and would bend the lens.
 MAX_EDGE_RMS_PX = 0.5
-MIN_EDGES = 2
+# Nine lens parameters from two edges (perhaps parallel) are weakly held; a table shows
+# its four sides (and the mat's): fewer than four edges leave the boards' calibration.
+MIN_EDGES = 4
 # Edges already this straight (median RMS) through the board calibration say the boards
 # know the lens: big boards, a narrow lens (our bundled clips: 0.09-0.11 px; the shared
 # renderer's 6 ft Epic tables: 0.29-0.53 px). Refining then only trades the boards'
@@ -187,8 +189,8 @@ def refine_with_straight_edges(intr: Intrinsics, views: list[tuple[np.ndarray, n
     pose. An edge that stays bent after the fit (RMS over ``max_edge_rms_px``) is not
     straight in the world, or not measured well enough to teach the lens anything (a
     ragged mat edge, a soft shadow): it is dropped and the fit made again. None when
-    fewer than MIN_EDGES edges are left: the board calibration stands. The intrinsics' uncertainty comes from the joint fit; the focal lengths' is
-    never made smaller than the board views alone gave (the table's pose absorbs the
+    fewer than MIN_EDGES edges are left: the board calibration stands. The intrinsics'
+    uncertainty comes from the joint fit; the focal lengths' is never made smaller than the board views alone gave (the table's pose absorbs the
     focal length on the floor, the lines hardly pin it down)."""
     nd = len(intr.dist)
     views = [(np.asarray(o, np.float64).reshape(-1, 3), np.asarray(i, np.float64).reshape(-1, 2)) for o, i in views]

@@ -85,7 +85,7 @@ def test_edges_that_are_not_straight_leave_the_boards_alone():
     views, poses = _board_views(rng, 0.1)
     guess = Intrinsics(K, DIST, SIZE, 0.1)
     t = np.linspace(0.3, 1.2, 80)
-    arcs = [np.c_[320 + r * np.cos(t), 240 + r * np.sin(t)] for r in (150.0, 200.0, 230.0)]  # circles
+    arcs = [np.c_[320 + r * np.cos(t), 240 + r * np.sin(t)] for r in (120.0, 150.0, 180.0, 200.0, 230.0)]  # circles
     assert refine_with_straight_edges(guess, views, poses, arcs) is None
 
 

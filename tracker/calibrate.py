@@ -137,7 +137,7 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
     if not views:
         raise CalibrationError(f"{folder}: no calib/ views of the calibration board and no camera.json; "
                                f"add board photos to calib/ or run calibrate-camera")
-    h = hashlib.sha256(b"v7")  # (v7: straight edges and marker pictures of the table photo; v5: outlines)
+    h = hashlib.sha256(b"v8")  # (v8: straight edges, marker pictures of the table photo; v5: outlines)
     photo = empty_table_photo(folder)
     for p in views + ([photo] if photo is not None else []):
         h.update(p.name.encode())
@@ -177,9 +177,9 @@ def _straightened(result, photo: Path | None, config: GameConfig):
     more view: edges pin the distortion, not the focal length, and with a wide lens a
     focal length 8 % off puts the floor 0.3 in off once the distortion is right. Twice:
     the second look finds the edges in a picture the first fit straightened. Unchanged
-    without a photo, with fewer than two long edges, with edges the boards already make
+    without a photo, with fewer than MIN_EDGES long edges, with edges the boards already make
     straight (STRAIGHT_ENOUGH_PX) or with fewer than three table markers."""
-    from calibration.straight_edges import STRAIGHT_ENOUGH_PX, find_straight_edges, refine_with_straight_edges, \
+    from calibration.straight_edges import MIN_EDGES, STRAIGHT_ENOUGH_PX, find_straight_edges, refine_with_straight_edges, \
         straightness_px
 
     intr = result.intrinsics
@@ -187,7 +187,7 @@ def _straightened(result, photo: Path | None, config: GameConfig):
     if gray is None or (gray.shape[1], gray.shape[0]) != tuple(intr.image_size):
         return intr
     edges = find_straight_edges(gray, intr)
-    if len(edges) < 2 or straightness_px(edges, intr) <= STRAIGHT_ENOUGH_PX:
+    if len(edges) < MIN_EDGES or straightness_px(edges, intr) <= STRAIGHT_ENOUGH_PX:
         return intr  # no edges to learn from, or the boards already make them straight
     names = [n for n in result.views_used if n in result.points and n in result.extrinsics]
     views = [result.points[n] for n in names]
@@ -205,7 +205,7 @@ def _straightened(result, photo: Path | None, config: GameConfig):
     for look in range(2):
         if look:
             edges = find_straight_edges(gray, intr)
-        if len(edges) < 2:
+        if len(edges) < MIN_EDGES:
             break
         fit = refine_with_straight_edges(intr, views, poses, edges)
         if fit is None:
