@@ -28,6 +28,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from .markers import fit_picture
+
 __all__ = ["find_board_by_outline", "MIN_CORRELATION"]
 
 # ECC correlation (-1..1) of the board's picture with the view above which a fit is the
@@ -112,18 +114,15 @@ class OutlineFitter:
             pic = self._picture(pp, 0.7 * pp / s)
             A = np.array([[self.square / pp, 0, 0.5 * self.square / pp],
                           [0, self.square / pp, 0.5 * self.square / pp], [0, 0, 1]])  # picture px -> board in
-            warp = (H0 @ A).astype(np.float32)
-            warp /= warp[2, 2]
-            try:
-                cc, warp = cv2.findTransformECC(pic, grayf, warp, cv2.MOTION_HOMOGRAPHY,
-                                                (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 100, 1e-6), None, 3)
-            except cv2.error:  # the fit diverged or left the picture
+            got = fit_picture(pic, grayf, H0 @ A)
+            if got is None:
                 continue
+            cc, warp = got
             if best is None or cc > best[0]:
                 # the corners where this picture has them: its margin is rounded to whole pixels
                 m_in = round(self.margin / self.square * pp) * self.square / pp
                 at = (self.corners - self.margin + m_in).reshape(-1, 1, 2).astype(np.float64)
-                H = warp.astype(np.float64) @ np.linalg.inv(A)
+                H = warp @ np.linalg.inv(A)
                 corners = cv2.perspectiveTransform(at, H).reshape(-1, 2)
                 best = (float(cc), corners.astype(np.float32))
         return best

@@ -195,6 +195,19 @@ def _marker_picture(dictionary_name: str, marker_id: int, quiet: float, ppm: flo
     return cv2.resize(big, (side, side), interpolation=cv2.INTER_AREA).astype(np.float32), side / n
 
 
+def fit_picture(picture: np.ndarray, view: np.ndarray, warp: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """A printed target's known picture fitted to a grey ``view`` by ECC over all its
+    pixels: (correlation -1..1, the homography picture px -> view px), starting from
+    ``warp``; None when the fit diverges or leaves the view."""
+    w = np.asarray(warp, np.float64)
+    try:
+        cc, w = cv2.findTransformECC(picture, view, (w / w[2, 2]).astype(np.float32), cv2.MOTION_HOMOGRAPHY,
+                                     (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 100, 1e-6), None, 3)
+    except cv2.error:
+        return None
+    return float(cc), w.astype(np.float64)
+
+
 # ECC correlation under which a marker's picture is taken not to fit (a hand over it,
 # a fold): its corners stay as the edge fit placed them. Fits are 0.98-0.997 on renders.
 MIN_MARKER_CORRELATION = 0.9
@@ -232,16 +245,10 @@ def fit_marker_pictures(image, det: "MarkerDetections", dictionary_name: str, qu
         hi = np.ceil(quad.max(axis=0) + 2 * s_mod).astype(int)
         crop = gray[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
         T = np.array([[1.0, 0, -lo[0]], [0, 1, -lo[1]], [0, 0, 1]])
-        warp = T @ cv2.getPerspectiveTransform(at, quad.astype(np.float32))
-        try:
-            cc, warp = cv2.findTransformECC(pic, crop, (warp / warp[2, 2]).astype(np.float32), cv2.MOTION_HOMOGRAPHY,
-                                            (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 100, 1e-6), None, 3)
-        except cv2.error:  # diverged or left the crop
+        got = fit_picture(pic, crop, T @ cv2.getPerspectiveTransform(at, quad.astype(np.float32)))
+        if got is None or got[0] < MIN_MARKER_CORRELATION:
             continue
-        if cc < MIN_MARKER_CORRELATION:
-            continue
-        new = cv2.perspectiveTransform(at.reshape(-1, 1, 2).astype(np.float64),
-                                       np.linalg.inv(T) @ warp.astype(np.float64)).reshape(4, 2)
+        new = cv2.perspectiveTransform(at.reshape(-1, 1, 2).astype(np.float64), np.linalg.inv(T) @ got[1]).reshape(4, 2)
         if np.abs(new - quad).max() <= 2.0:
             out[k] = new
     return MarkerDetections(det.ids.copy(), out.astype(np.float32))

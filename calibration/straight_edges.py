@@ -172,12 +172,16 @@ def _plumb(pts: np.ndarray, K: np.ndarray, dist: np.ndarray) -> np.ndarray:
     return c @ vt[1]
 
 
+def _edge_rms(pts: np.ndarray, K: np.ndarray, dist: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(_plumb(pts, K, dist) ** 2)))
+
+
 def straightness_px(edges: list[np.ndarray], intr: Intrinsics) -> float:
     """Median over ``edges`` of each one's RMS distance (px) from its own best line once
     undistorted with ``intr``: how bent the lens model leaves them."""
     if not edges:
         return 0.0
-    return float(np.median([np.sqrt(np.mean(_plumb(e, intr.K, intr.dist) ** 2)) for e in edges]))
+    return float(np.median([_edge_rms(e, intr.K, intr.dist) for e in edges]))
 
 
 def refine_with_straight_edges(intr: Intrinsics, views: list[tuple[np.ndarray, np.ndarray]],
@@ -203,8 +207,7 @@ def refine_with_straight_edges(intr: Intrinsics, views: list[tuple[np.ndarray, n
         K = np.array([[x[0], 0, x[2]], [0, x[1], x[3]], [0, 0, 1]])
         return K, x[4:ni], x[ni:].reshape(-1, 6)
 
-    n_view = [2 * len(i) for _, i in views]
-    nv = sum(n_view)
+    nv = sum(2 * len(i) for _, i in views)
 
     def fit(use: list[np.ndarray], x_start: np.ndarray):
         def residuals(x):
@@ -245,7 +248,7 @@ def refine_with_straight_edges(intr: Intrinsics, views: list[tuple[np.ndarray, n
     sol = fit(use, x0)
     for _ in range(3):
         K, dist, _ = unpack(sol.x)
-        rms = np.array([np.sqrt(np.mean(_plumb(e, K, dist) ** 2)) for e in use])
+        rms = np.array([_edge_rms(e, K, dist) for e in use])
         bad = rms > max_edge_rms_px
         if not bad.any():
             break
@@ -255,13 +258,11 @@ def refine_with_straight_edges(intr: Intrinsics, views: list[tuple[np.ndarray, n
         sol = fit(use, sol.x)
     else:
         return None
-    K, dist, P = unpack(sol.x)
-    view_res = sol.fun[:nv]
-    view_rms = float(np.sqrt(np.mean(view_res ** 2))) if nv else 0.0
+    K, dist, _ = unpack(sol.x)
+    view_rms = float(np.sqrt(np.mean(sol.fun[:nv] ** 2))) if nv else intr.rms_px
     # covariance of the intrinsics from the joint fit (Gauss-Newton, residual variance)
-    J = sol.jac.toarray() if hasattr(sol.jac, "toarray") else np.asarray(sol.jac)
-    dof = max(len(sol.fun) - len(sol.x), 1)
-    s2 = float(np.sum(sol.fun ** 2) / dof)
+    J = np.asarray(sol.jac)
+    s2 = float(np.sum(sol.fun ** 2) / max(len(sol.fun) - len(sol.x), 1))
     try:
         cov = np.linalg.inv(J.T @ J)[:ni, :ni] * s2
     except np.linalg.LinAlgError:
@@ -274,7 +275,5 @@ def refine_with_straight_edges(intr: Intrinsics, views: list[tuple[np.ndarray, n
                 k[a] = intr.std[a] / std[a]
         cov = cov * np.outer(k, k)
         std = std * k
-    rms_px = float(np.sqrt(np.mean(view_res ** 2))) if nv else intr.rms_px
-    out = Intrinsics(K, dist, intr.image_size, rms_px, std, cov)
-    edge_rms = [float(np.sqrt(np.mean(_plumb(e, K, dist) ** 2))) for e in use]
-    return EdgeFit(out, use, edge_rms, view_rms)
+    return EdgeFit(Intrinsics(K, dist, intr.image_size, view_rms, std, cov), use,
+                   [_edge_rms(e, K, dist) for e in use], view_rms)

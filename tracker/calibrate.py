@@ -205,8 +205,6 @@ def _straightened(result, photo: Path | None, config: GameConfig):
     for look in range(2):
         if look:
             edges = find_straight_edges(gray, intr)
-        if len(edges) < MIN_EDGES:
-            break
         fit = refine_with_straight_edges(intr, views, poses, edges)
         if fit is None:
             break
