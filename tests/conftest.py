@@ -41,16 +41,13 @@ def epic_pipeline():
 
 
 EPIC_720P_SEED = 100047  # a tuning-split Epic table (benchmarks/corpus.py)
+WHITE_RIMS_720P_SEED = 100002  # a tuning-split Warcry table: white rims on a pale mat
 
 
-@pytest.fixture(scope="session")
-def epic_720p_table(request, tmp_path_factory):
-    """An Epic table of the shared renderer at 1280x720 (one frame of tuning seed
-    100047, rendered once into pytest's cache), and a fresh calibration cache for it:
-    ``(folder, {"XDG_CACHE_HOME": ...})``. Build the pipeline under that environment
-    (``epic_720p``) so each module calibrates afresh once, never from ~/.cache."""
+def _tuning_table(request, seed: int, kind: str, name: str) -> Path:
+    """One frame of a tuning-split table at 1280x720, rendered once into pytest's cache
+    (keyed by the shared renderer's code)."""
     import hashlib
-
     import sys
 
     from evalsets import SHARED
@@ -63,10 +60,29 @@ def epic_720p_table(request, tmp_path_factory):
     from benchmarks import corpus
 
     key = hashlib.sha1(b"".join((SHARED / "eval" / n).read_bytes() for n in ("render.py", "make_set.py")))
-    root = request.config.cache.mkdir("stands-epic") / key.hexdigest()[:12]
-    entry = corpus.Entry("tuning", EPIC_720P_SEED, "epic", 1280, 720, frames=1, root=str(root))
+    root = request.config.cache.mkdir(name) / key.hexdigest()[:12]
+    entry = corpus.Entry("tuning", seed, kind, 1280, 720, frames=1, root=str(root))
     assert not corpus.ensure([entry], jobs=1, progress=False)
-    return entry.path, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
+    return entry.path
+
+
+@pytest.fixture(scope="session")
+def white_rims_720p_table(request, tmp_path_factory):
+    """A Warcry table of the shared renderer at 1280x720 whose white side's rims are
+    near its pale mat's colour (tuning seed 100002, one frame), and a fresh calibration
+    cache for it: ``(folder, {"XDG_CACHE_HOME": ...})``."""
+    folder = _tuning_table(request, WHITE_RIMS_720P_SEED, "warcry", "white-rims")
+    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-white"))}
+
+
+@pytest.fixture(scope="session")
+def epic_720p_table(request, tmp_path_factory):
+    """An Epic table of the shared renderer at 1280x720 (one frame of tuning seed
+    100047, rendered once into pytest's cache), and a fresh calibration cache for it:
+    ``(folder, {"XDG_CACHE_HOME": ...})``. Build the pipeline under that environment
+    (``epic_720p``) so each module calibrates afresh once, never from ~/.cache."""
+    folder = _tuning_table(request, EPIC_720P_SEED, "epic", "stands-epic")
+    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
 
 
 @pytest.fixture(scope="module")

@@ -42,7 +42,7 @@ from .vision.rim_evidence import RimColours, _mix_evidence, _neutral_lift, rim_e
 from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside_rims, _rim_edge_points,
                              _wall_share_of, rim_fit_sigma)
 from .vision.rim_fit import _ray_edges  # noqa: F401 (re-exported)
-from .vision.stands import Outline, foreground, pursue, response_at
+from .vision.stands import Outline, boundary_offset, foreground, pursue, response_at, ring_on_boundary, shadow
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
 from .vision.tag_match import Likeness, assign, likeness
 from .vision.tags import disc_centre, read_cut_out, search_costs
@@ -51,7 +51,11 @@ from .vision.views import PlaneView, _plane_map
 
 KIND_BASE, KIND_OBJECTIVE, KIND_TREASURE = 0, 1, 2
 PURSUE_HAND_MARGIN_IN = 1.0  # a hand's shadow reaches about this far past it on renders
-PURSUED_SIGMA_PX = 1.5  # the 1-sigma of a base found as foreground, per axis (see _add_sigma)
+PURSUED_SIGMA_PX = 1.5  # the 1-sigma of a stand found as foreground, per axis (see _add_sigma)
+# ... and of a round base found so (_pursued_round): its patch's boundary is its rim only
+# where the rim differs from the mat; on a tuning table of white rims on a pale mat, 0.1-0.25
+# in off (a 60 mm base sized 50 from its miniature's outline), one 0.5-0.6.
+PURSUED_ROUND_SIGMA_IN = 0.2
 # A tagged state token (activation, damage: ids 80-99), never an objective or treasure.
 KIND_STATE = 3
 KIND_NAMES = {KIND_BASE: "base", KIND_OBJECTIVE: "objective", KIND_TREASURE: "treasure", KIND_STATE: "state"}
@@ -378,6 +382,16 @@ class TableDetector:
         # unless its own evidence for that side is under ``unit_side_share`` of the best.
         self.unit_reach_in, self.unit_side_share = 2.0, 0.5
         self.pursue_refine_px = 2.0
+        # Round bases too are found as foreground of their outline while a side's roster
+        # lists more of a size than were found (_pursued_round); not sizes within
+        # ``pursue_token_margin`` of a token's (a disc's patch is a token's as much).
+        self.pursue_rounds, self.pursue_token_margin = True, 0.15
+        # ... sized and centred by the circle running along the patch's boundary within
+        # ``pursue_round_reach_in`` of the patch's placement, on ``pursue_round_share`` of
+        # its length at least.
+        self.pursue_round_reach_in, self.pursue_round_share = 0.25, 0.55
+        self.pursue_round_offset_px = 1.5  # (the boundary's offset, where no base shows it)
+        self.pursue_round_size_step_mm = 10.0  # (sizes a patch may be taken for: 25/32/40/50/60 mm)
         self._shape_kernels: dict = {}
         self._not_token_key: tuple | None = None  # (_not_token_ids)
         self._not_token: list[int] = []
@@ -623,7 +637,9 @@ class TableDetector:
         if self.learn_rim_colours and platforms is None:
             self._learn_rims(fits, {-1: lab, **platform_labs})
         bases = self._bases_from_candidates(fits, roster=platforms is None)
-        if self._shaped and self._roster_short_of_shaped(bases):
+        # (Round bases only in a whole look: a window's bases say nothing of the roster.)
+        rounds = self.pursue_rounds and platforms is None
+        if (self._shaped and self._roster_short_of_shaped(bases)) or (rounds and self._round_short(bases)):
             # Stands too small for their rims to fit, where the bases found leave
             # foreground unexplained (_pursued_stands): the selection again, with them.
             # (Only while some side has fewer of its oval or rectangular bases found than
@@ -633,7 +649,7 @@ class TableDetector:
             if hand.any():
                 k = 2 * int(round(PURSUE_HAND_MARGIN_IN * self.px_per_in)) + 1
                 near_hand = cv2.dilate(hand.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0
-            pursued = self._pursued_stands(lab, usable & ~near_hand, evs, bases)
+            pursued = self._pursued_stands(lab, usable & ~near_hand, evs, bases, rounds)
             if pursued:
                 bases = self._bases_from_candidates(fits + pursued, roster=platforms is None)
         return self._drop_platform_overhang(bases), t2
@@ -969,9 +985,12 @@ class TableDetector:
         dets.sigma_in = calib
         # A stand found as foreground is placed by its patch (or by a rim fit it allowed,
         # a pixel or two away): 1.2-1.3 px RMS per axis against the truth on tuning tables.
-        fg = dets.from_foreground
+        fg = dets.from_foreground & (dets.shape != 0)
         if fg.any():
             dets.sigma_in[fg] = np.hypot(dets.sigma_in[fg], PURSUED_SIGMA_PX / self.px_per_in)
+        fg = dets.from_foreground & (dets.shape == 0)
+        if fg.any():
+            dets.sigma_in[fg] = np.hypot(dets.sigma_in[fg], PURSUED_ROUND_SIGMA_IN)
         position = getattr(self.camera, "camera_position", None)
         round_ = (dets.kind == KIND_BASE) & (dets.shape == 0)
         if lift > 0 and position is not None and round_.any():
@@ -2098,26 +2117,45 @@ class TableDetector:
         return out
 
     def _pursued_stands(self, lab: np.ndarray, usable: np.ndarray, evs: dict[tuple[int, int], np.ndarray],
-                        found: Detections) -> list[dict]:
+                        found: Detections, rounds: bool = False) -> list[dict]:
         """Oval and rectangular bases on the floor found as foreground of their outline
         (vision.stands.pursue; every base outline the roster lists competes, so that a
         round base's patch is not taken for a stand), each given to the side whose rim
         evidence along its outline is clearly the strongest, and placed by its rim where
         that can be fitted near. They rank below every base fitted by the usual search:
-        where that found a base, it places it."""
+        where that found a base, it places it. ``rounds``: round bases too, while a
+        side's roster lists more of a size than were found (_pursued_round)."""
         S = self.px_per_in
         specs = sorted({spec for _, spec in self._shaped}, key=str)
-        if self._bg_floor is None or not any(sp.depth_mm / MM_PER_IN * S < self.pursue_max_depth_px for sp in specs):
+        short_round = self._round_short(found) if rounds else {}
+        if self._bg_floor is None or not (short_round or any(
+                sp.depth_mm / MM_PER_IN * S < self.pursue_max_depth_px for sp in specs)):
             return []
         fg = foreground(lab, self._bg_floor, usable)
         explained = self._footprints(found)
         rounds = sorted({float(mm) for _, _, sizes in self._side_lab() for mm in sizes})
+        token_mm = [t.diameter_in * MM_PER_IN for t in self.config.tokens.values()]
         outlines = [Outline(sp.shape, sp.width_mm / MM_PER_IN / 2 * S, sp.depth_mm / MM_PER_IN / 2 * S) for sp in specs]
         outlines += [Outline("round", mm / MM_PER_IN / 2 * S, mm / MM_PER_IN / 2 * S) for mm in rounds]
         discs = [Outline("round", t.diameter_in / 2 * S, t.diameter_in / 2 * S) for t in self.config.tokens.values()]
         out: list[dict] = []
         undecided: list[tuple[dict, dict[int, float]]] = []
-        for p in pursue(fg, outlines, threshold=self.pursue_threshold, explained=explained):
+        if short_round:
+            # Round bases' patches, in the foreground less the table's shadows (a
+            # miniature's shadow on the mat is a patch of a base's size too), among the
+            # sizes that are not a token's.
+            sized = [mm for mm in rounds if not any(abs(mm - t) <= self.pursue_token_margin * t for t in token_mm)]
+            fg_lit = np.where(shadow(lab, self._bg_floor), 0.0, fg).astype(np.float32)
+            circles = [Outline("round", mm / MM_PER_IN / 2 * S, mm / MM_PER_IN / 2 * S) for mm in sized]
+            offset = self._boundary_offset(fg_lit, found) if circles else 0.0
+            for p in (pursue(fg_lit, circles, threshold=self.pursue_threshold, explained=explained) if circles else []):
+                mm = sized[p.outline]
+                if any(short_round.get((si, mm), 0) > 0 for si, _, _ in self._side_lab()):
+                    c = self._pursued_round(p, sized, fg_lit, evs, short_round, discs, offset)
+                    if c is not None:
+                        out.append(c)
+        for p in pursue(fg, outlines, threshold=self.pursue_threshold, explained=explained) if any(
+                sp.depth_mm / MM_PER_IN * S < self.pursue_max_depth_px for sp in specs) else []:
             if p.outline >= len(specs) or 2 * outlines[p.outline].hy >= self.pursue_max_depth_px:
                 continue  # a round base's patch, or a base large enough for its rim to be fitted
             # A token's disc responds to a stand's outline too: a patch its own disc
@@ -2147,12 +2185,78 @@ class TableDetector:
                 continue
             out.append(cand)
         out += self._sided_by_unit(undecided, found, out)
-        for (side, spec), group in _groups(out, lambda c: (c["side"], c["spec"])).items():
+        for (side, spec), group in _groups([c for c in out if c.get("spec") is not None],
+                                           lambda c: (c["side"], c["spec"])).items():
             for c, fit in zip(group, self._fit_outlines(evs[(-1, side)], spec, group)):
                 if (fit is not None and abs(fit.offset - self.edge_bias_px) <= 1.5
                         and np.hypot(fit.cx - c["col"], fit.cy - c["row"]) <= self.pursue_refine_px):
                     c.update(col=fit.cx, row=fit.cy, theta=fit.theta)
         return out
+
+    def _boundary_offset(self, fg: np.ndarray, found: Detections) -> float:
+        """How far outside a base's edge its foreground ends on this table (view pixels),
+        measured on the round bases this look fitted by their rims on the floor
+        (``boundary_offset``); ``pursue_round_offset_px`` without any."""
+        keep = (found.kind == KIND_BASE) & (found.shape == 0) & ~found.from_foreground & (np.abs(found.xyz[:, 2]) < 0.05)
+        S = self.px_per_in
+        centres = self.floor.to_pixel(found.xyz[keep, :2])
+        off = boundary_offset(fg, centres, found.base_mm[keep] / MM_PER_IN / 2 * S)
+        return self.pursue_round_offset_px if off is None else off
+
+    def _round_short(self, found: Detections) -> dict[tuple[int, float], int]:
+        """(side, round base size) -> how many more the roster lists than ``found`` holds,
+        only those short (sides that list their bases one per fighter)."""
+        short: Counter = Counter()
+        for s in self.config.sides:
+            short.update((s.index, float(mm)) for mm in s.bases_mm)
+        for si, mm, sh, k in zip(found.side, found.base_mm, found.shape, found.kind):
+            if k == KIND_BASE and not sh:
+                short[(int(si), float(mm))] -= 1
+        return {k: n for k, n in short.items() if n > 0}
+
+    def _pursued_round(self, p: Any, rounds: list[float], fg: np.ndarray, evs: dict[tuple[int, int], np.ndarray],
+                       short: dict[tuple[int, float], int], discs: list, offset: float) -> dict | None:
+        """A round base's patch of foreground (``pursue``), sized and centred by the
+        roster size whose circle runs along the patch's boundary (``ring_on_boundary``),
+        as a base of that size when its rim names a side that fields that size, or, where
+        no rim shows (a rim of the mat's colour), when one side alone is short of that
+        size in the roster and no other side's rim colour shows there; None otherwise.
+        The rim is read as the median along the circle: a miniature's paint overhanging
+        part of it does not name the side."""
+        if any(response_at(fg, d, 0.0, p.col, p.row) >= p.response for d in discs):
+            return None
+        S = self.px_per_in
+        radii = [mm / MM_PER_IN / 2 * S for mm in rounds]
+        k, cx, cy, share = ring_on_boundary(fg, p.col, p.row, radii, reach=self.pursue_round_reach_in * S,
+                                            offset=offset)
+        if k < 0 or share < self.pursue_round_share:
+            return None
+        mm, r = rounds[k], radii[k]
+        sides = [si for si, _, sizes in self._side_lab() if mm in sizes and (-1, si) in evs]
+        band, _ = outline_samples("oval", max(r - 0.7, 1.0), max(r - 0.7, 1.0))
+        col = np.clip(np.rint(cx + band[:, 0]).astype(int), 0, fg.shape[1] - 1)
+        row = np.clip(np.rint(cy + band[:, 1]).astype(int), 0, fg.shape[0] - 1)
+        ev = {si: float(np.median(evs[(-1, si)][row, col])) for si in sides}
+        if not ev:
+            return None
+        best = max(ev, key=ev.get)
+        rest = [e for si, e in ev.items() if si != best]
+        side = None
+        if ev[best] >= self.pursue_side_min and all(ev[best] >= self.pursue_side_ratio * e for e in rest):
+            side = best
+        else:
+            # The roster decides only between sides short of a size near this one (the
+            # patch's size is uncertain by a step), and only for a side whose rims set-up
+            # warned are near the mat's colour: a rim that contrasts shows.
+            near = {si for (si, m), n in short.items() if n > 0 and abs(m - mm) <= self.pursue_round_size_step_mm}
+            if len(near) == 1 and (lone := next(iter(near))) in self._rim_warned and lone in ev \
+                    and all(e < self.pursue_side_min_warned for si, e in ev.items() if si != lone):
+                side = lone
+        if side is None or short.get((side, mm), 0) <= 0:
+            return None
+        return {"row": cy, "col": cx, "side": side, "base_mm": mm, "view": -1, "score": self.min_coverage,
+                "shape": 0, "radius_px": r, "theta": 0.0, "resid": 0.0, "corr": p.response, "sides": 0,
+                "rank": -1.0 + 0.01 * p.response, "from_foreground": True}
 
     def _sided_by_unit(self, undecided: list[tuple[dict, dict[int, float]]], found: Detections,
                        sided: list[dict]) -> list[dict]:
@@ -2579,7 +2683,7 @@ class TableDetector:
         """The candidates ``fits`` (best first) that stand as bases, but for ``dropped``."""
         placed = _Placement(self, len(fits))
         for k, c in enumerate(fits):
-            if k not in dropped and c["score"] >= (self.min_coverage if c.get("shape", 0)
+            if k not in dropped and c["score"] >= (self.min_coverage if c.get("shape", 0) or c.get("from_foreground")
                                                    else self._min_score(c["base_mm"])):
                 placed.add(k, c)
         return placed
@@ -2740,8 +2844,9 @@ class _Placement:
         row = {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"], "base_mm": c["base_mm"],
                "score": c["score"]}
         if code:
-            row.update(shape=code, size_mm=c["size_mm"], angle_deg=float(-np.degrees(c["theta"])) % 180.0,
-                       from_foreground=bool(c.get("from_foreground", False)))
+            row.update(shape=code, size_mm=c["size_mm"], angle_deg=float(-np.degrees(c["theta"])) % 180.0)
+        if c.get("from_foreground", False):
+            row["from_foreground"] = True
         # Bases cannot overlap: two closer than their radii allow (less measurement
         # error) are one base, the better-fitted one. Oval and rectangular bases are
         # compared by their outlines: stands in base contact touch, they do not overlap.

@@ -40,6 +40,8 @@ FG_LEVEL, FG_SPAN = 4.0, 8.0
 # camera's own resolution, where blur and the base's own shadow spread its foreground
 # by 1.5-2.5 px (a 19 x 9 px stand showed as 22 x 14 px).
 OUTER_GAP_PX, OUTER_WIDTH_PX = 2.5, 2.0
+# Shadow: at least this much darker (detector Lab's L units) with colour within this.
+SHADOW_L, SHADOW_CHROMA = 3.0, 6.0
 # Already explained pixels (a placed base) in the outer band count this much foreground:
 # bases in contact touch there.
 TOUCHING = 0.5
@@ -83,6 +85,22 @@ def foreground(lab: np.ndarray, empty_lab: np.ndarray, usable: np.ndarray) -> np
     fg = np.clip((dist - FG_LEVEL) * (1.0 / FG_SPAN), 0.0, 1.0)
     fg[~usable] = 0.0
     return fg
+
+
+def shadow(lab: np.ndarray, empty_lab: np.ndarray) -> np.ndarray:
+    """Where the picture is the empty table in shadow: darker than it (by SHADOW_L at
+    least) with nearly its colour (chroma within SHADOW_CHROMA). A miniature's shadow
+    on the mat is a patch of foreground a base's size; a base's rim, its wall and most
+    paint differ in colour, not only in light.
+
+    >>> empty = np.full((1, 3, 3), (60.0, 140.0, 120.0), np.float32)
+    >>> seen = np.array([[(40.0, 141.0, 121.0), (62.0, 140.0, 120.0), (40.0, 160.0, 110.0)]], np.float32)
+    >>> shadow(seen, empty).tolist()
+    [[True, False, False]]
+    """
+    d = cv2.subtract(lab, empty_lab)
+    chroma = np.hypot(d[..., 1], d[..., 2])
+    return (d[..., 0] <= -SHADOW_L) & (chroma <= SHADOW_CHROMA)
 
 
 def _sd(shape: str, u: np.ndarray, v: np.ndarray, hx: float, hy: float) -> np.ndarray:
@@ -213,3 +231,90 @@ def _parabola(a: float, b: float, c: float) -> float:
     """The peak's offset (-0.5..0.5 steps) of the parabola through three evenly spaced values."""
     den = a - 2 * b + c
     return 0.0 if den >= 0 else float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
+
+
+def _boundary(fg: np.ndarray) -> np.ndarray:
+    """The pixels on the edge of the foreground (fg >= 0.5), 1 there, else 0."""
+    inside = (fg >= 0.5).astype(np.uint8)
+    return cv2.morphologyEx(inside, cv2.MORPH_GRADIENT, np.ones((3, 3), np.uint8)).astype(np.float32)
+
+
+def _ring(rad: float, width: float) -> np.ndarray:
+    kr = int(math.ceil(rad + width))
+    yy, xx = np.mgrid[-kr:kr + 1, -kr:kr + 1].astype(np.float32)
+    ring = (np.abs(np.hypot(xx, yy) - rad) <= width / 2).astype(np.float32)
+    return ring / ring.sum()
+
+
+def boundary_offset(fg: np.ndarray, centres: np.ndarray, radii: np.ndarray,
+                    offsets: np.ndarray = np.arange(-1.0, 4.01, 0.25), width: float = 1.5) -> float | None:
+    """How far outside a base's edge (view pixels) the boundary of its foreground runs on
+    this table: blur, and the base's contact shadow, spread its patch by a pixel or
+    more. Measured on bases whose edges are known (``centres`` (col, row) and ``radii``
+    of bases fitted by their rims): the offset whose circles lie most along the
+    boundary, or None without such bases.
+
+    >>> fg = np.zeros((60, 60), np.float32); _ = cv2.circle(fg, (30, 30), 14, 1.0, -1)
+    >>> boundary_offset(fg, np.array([[30.0, 30.0]]), np.array([12.0]))
+    2.0
+    """
+    if len(centres) == 0:
+        return None
+    edge = _boundary(fg)
+    H, W = fg.shape
+    total = np.zeros(len(offsets))
+    for (c, r), rad in zip(np.asarray(centres, float), np.asarray(radii, float)):
+        for i, off in enumerate(offsets):
+            k = _ring(rad + off, width)
+            R = k.shape[0] // 2
+            ci, ri = int(round(c)), int(round(r))
+            if ri - R < 0 or ci - R < 0 or ri + R >= H or ci + R >= W:
+                break
+            total[i] += float((edge[ri - R:ri + R + 1, ci - R:ci + R + 1] * k).sum())
+    if not total.any():
+        return None
+    return float(offsets[int(np.argmax(total))])
+
+
+def ring_on_boundary(fg: np.ndarray, col: float, row: float, radii: list[float], reach: float,
+                     width: float = 1.5, offset: float = 0.0) -> tuple[int, float, float, float]:
+    """Which of ``radii`` (view pixels) a round patch of foreground at (``col``, ``row``)
+    has, and where its centre lies (within ``reach``): the circle lying most along the
+    patch's boundary. A base's patch is its disc plus, on some sides, its shadow or its
+    miniature's overhang; those move the boundary outwards only where they are, so the
+    base's own circle still runs along the boundary elsewhere, while the patch's mean
+    (``pursue``'s response) is swayed by them to a larger outline.
+
+    ``offset``: how far outside a base's edge its patch's boundary runs on this table
+    (``boundary_offset``).
+
+    Out: (index into ``radii``, col, row, share of that circle on the boundary).
+
+    >>> fg = np.zeros((80, 80), np.float32)
+    >>> _ = cv2.circle(fg, (48, 40), 15, 0.8, -1)  # a shadow to one side
+    >>> _ = cv2.circle(fg, (40, 40), 15, 1.0, -1)  # the base
+    >>> k, c, r, share = ring_on_boundary(fg, 44.0, 40.0, [12.0, 15.0, 19.0], reach=6)
+    >>> k, round(c), round(r), share > 0.4
+    (1, 40, 40, True)
+    """
+    edge = _boundary(fg)
+    H, W = fg.shape
+    best = (-1, col, row, 0.0)
+    for k, rad in enumerate(radii):
+        rad = rad + offset
+        R = int(math.ceil(rad + width + reach)) + 1
+        r0, c0 = int(round(row)) - R, int(round(col)) - R
+        win = np.zeros((2 * R + 1, 2 * R + 1), np.float32)
+        a0, a1, b0, b1 = max(r0, 0), min(r0 + 2 * R + 1, H), max(c0, 0), min(c0 + 2 * R + 1, W)
+        if a0 >= a1 or b0 >= b1:
+            continue
+        win[a0 - r0:a1 - r0, b0 - c0:b1 - c0] = edge[a0:a1, b0:b1]
+        resp = cv2.filter2D(win, -1, _ring(rad, width), borderType=cv2.BORDER_CONSTANT)
+        yy, xx = np.mgrid[0:2 * R + 1, 0:2 * R + 1]
+        resp[np.hypot(xx - (col - c0), yy - (row - r0)) > reach] = -1.0
+        pr, pc = np.unravel_index(int(np.argmax(resp)), resp.shape)
+        share = float(resp[pr, pc])
+        if share > best[3]:
+            sr, sc = _subpixel_peak(resp, int(pr), int(pc))
+            best = (k, c0 + sc, r0 + sr, share)
+    return best
