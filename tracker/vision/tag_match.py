@@ -118,16 +118,21 @@ def likeness(gray: np.ndarray, S: float, diam: float, dictionary: str, ids: tupl
     if not poses or not ids:
         return out
     yy, xx = np.mgrid[0:h, 0:w]
-    inside = (np.hypot(xx - (w - 1) / 2, yy - (h - 1) / 2) < 0.45 * diam * S).ravel()
-    obs = gray.astype(np.float32).ravel()[inside]
-    obs = obs - obs.mean()
-    norm = float(np.linalg.norm(obs))
-    if norm < 1e-3:
-        return out
-    obs /= norm
+    seen = gray.astype(np.float32).ravel()
     best = np.full(len(full), -1.0)
     sigmas = BLUR_PX
     for centre, step in poses:
+        # Read inside the disc round this pose's tag (a tag is printed centred on its
+        # disc), not round the close-up's centre: a disc found a couple of pixels off
+        # its print would bring the mat beyond its edge into the reading, which no
+        # code's drawing (tag on paper) explains (0.93 -> 0.66 for a tag's own id, 0.12
+        # in off, at 1080p).
+        inside = (np.hypot(xx - centre[0], yy - centre[1]) < 0.45 * diam * S).ravel()
+        obs = seen[inside] - seen[inside].mean()
+        norm = float(np.linalg.norm(obs))
+        if norm < 1e-3:
+            continue
+        obs /= norm
         shares = _cell_shares(h, w, centre, step)
         drawn = full @ shares  # each code drawn sharp, (4n, h*w)
         fits = []
