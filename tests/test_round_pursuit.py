@@ -1,4 +1,4 @@
-"""Round bases found as what is not the empty table (``TableDetector._pursued_round``):
+"""Bases found as what is not the empty table (``TableDetector._pursued_outline``):
 where a side's rims are near the mat's colour, its bases are still plain to see as
 patches of a base's size.
 
@@ -19,7 +19,7 @@ import pytest
 from evalsets import match
 
 from tracker.vision.colour import detector_lab
-from tracker.vision.stands import boundary_offset, foreground, ring_on_boundary, shadow
+from tracker.vision.stands import Outline, boundary_offset, foreground, outline_on_boundary, shadow
 
 
 def _pale_mat(h: int = 100, w: int = 160, seed: int = 5) -> np.ndarray:
@@ -51,7 +51,8 @@ def test_a_patch_is_sized_by_its_boundary_not_its_shadow():
     radii = [12.0, 15.0, 19.0]  # 32, 40 and 50 mm at 19 px/in
     offset = boundary_offset(fg, np.array([[50.0, 50.0]]), np.array([15.0]))
     assert abs(offset - 2.0) <= 0.5  # (the shadow side's boundary lies farther out)
-    k, col, row, share = ring_on_boundary(fg, 53.0, 50.0, radii, reach=5.0, offset=offset)
+    k, col, row, _, share = outline_on_boundary(fg, 53.0, 50.0, [Outline("round", r, r) for r in radii], reach=5.0,
+                                                offset=offset)
     assert k == 1 and abs(col - 50) <= 0.5 and abs(row - 50) <= 0.5 and share > 0.4
 
 
@@ -104,3 +105,20 @@ def test_bases_with_rims_of_the_mats_colour_are_found_as_patches(white_rims):
     assert with_["sides_wrong"] == 0, with_
     # Stated with the patch's uncertainty (PURSUED_ROUND_SIGMA_IN), over the calibration's.
     assert with_["n_round_foreground"] > 0 and np.all(with_["sigma"] >= 0.2), with_
+
+
+def test_the_vision_stages_docstring_examples_hold():
+    """Each stage's docstring examples (an oval's outline and turn read off its patch's
+    boundary, a shadow told from paint, a tag's likeness, ...) are run, not just read."""
+    import doctest
+    import importlib
+    import pkgutil
+
+    import tracker.vision
+
+    tried = 0
+    for m in pkgutil.iter_modules(tracker.vision.__path__):
+        failed, n = doctest.testmod(importlib.import_module(f"tracker.vision.{m.name}"))
+        assert failed == 0, m.name
+        tried += n
+    assert tried >= 40, tried

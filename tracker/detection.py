@@ -28,7 +28,7 @@ from typing import Any, Callable
 import cv2
 import numpy as np
 
-from .base_shapes import SHAPE_CODES, depth_inside, fit_shapes, outline_kernel, outline_samples, shape_polygon
+from .base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, fit_shapes, outline_kernel, outline_samples, shape_polygon
 from .calibrate import RIM_CONTRAST_MIN, rim_contrasts
 from .config import GameConfig
 from .world import MM_PER_IN, TerrainPiece
@@ -42,7 +42,7 @@ from .vision.rim_evidence import RimColours, _mix_evidence, _neutral_lift, rim_e
 from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside_rims, _rim_edge_points,
                              _wall_share_of, rim_fit_sigma)
 from .vision.rim_fit import _ray_edges  # noqa: F401 (re-exported)
-from .vision.stands import Outline, boundary_offset, foreground, pursue, response_at, ring_on_boundary, shadow
+from .vision.stands import Outline, boundary_offset, foreground, outline_on_boundary, pursue, response_at, shadow
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
 from .vision.tag_match import Likeness, assign, likeness
 from .vision.tags import disc_centre, read_cut_out, search_costs
@@ -52,7 +52,7 @@ from .vision.views import PlaneView, _plane_map
 KIND_BASE, KIND_OBJECTIVE, KIND_TREASURE = 0, 1, 2
 PURSUE_HAND_MARGIN_IN = 1.0  # a hand's shadow reaches about this far past it on renders
 PURSUED_SIGMA_PX = 1.5  # the 1-sigma of a stand found as foreground, per axis (see _add_sigma)
-# ... and of a round base found so (_pursued_round): its patch's boundary is its rim only
+# ... and of a larger base found so (_pursued_outline): its patch's boundary is its rim only
 # where the rim differs from the mat; on a tuning table of white rims on a pale mat, 0.1-0.25
 # in off (a 60 mm base sized 50 from its miniature's outline), one 0.5-0.6.
 PURSUED_ROUND_SIGMA_IN = 0.2
@@ -383,7 +383,7 @@ class TableDetector:
         self.unit_reach_in, self.unit_side_share = 2.0, 0.5
         self.pursue_refine_px = 2.0
         # Round bases too are found as foreground of their outline while a side's roster
-        # lists more of a size than were found (_pursued_round); not sizes within
+        # lists more of a size than were found (_pursued_outline); not sizes within
         # ``pursue_token_margin`` of a token's (a disc's patch is a token's as much).
         self.pursue_rounds, self.pursue_token_margin = True, 0.15
         # ... sized and centred by the circle running along the patch's boundary within
@@ -639,7 +639,7 @@ class TableDetector:
         bases = self._bases_from_candidates(fits, roster=platforms is None)
         # (Round bases only in a whole look: a window's bases say nothing of the roster.)
         rounds = self.pursue_rounds and platforms is None
-        if (self._shaped and self._roster_short_of_shaped(bases)) or (rounds and self._round_short(bases)):
+        if (self._shaped and self._roster_short_of_shaped(bases)) or (rounds and self._outlines_short(bases)):
             # Stands too small for their rims to fit, where the bases found leave
             # foreground unexplained (_pursued_stands): the selection again, with them.
             # (Only while some side has fewer of its oval or rectangular bases found than
@@ -985,10 +985,11 @@ class TableDetector:
         dets.sigma_in = calib
         # A stand found as foreground is placed by its patch (or by a rim fit it allowed,
         # a pixel or two away): 1.2-1.3 px RMS per axis against the truth on tuning tables.
-        fg = dets.from_foreground & (dets.shape != 0)
+        stand = (dets.shape != 0) & (dets.size_mm[:, 1] / MM_PER_IN * self.px_per_in < self.pursue_max_depth_px)
+        fg = dets.from_foreground & stand
         if fg.any():
             dets.sigma_in[fg] = np.hypot(dets.sigma_in[fg], PURSUED_SIGMA_PX / self.px_per_in)
-        fg = dets.from_foreground & (dets.shape == 0)
+        fg = dets.from_foreground & ~stand
         if fg.any():
             dets.sigma_in[fg] = np.hypot(dets.sigma_in[fg], PURSUED_ROUND_SIGMA_IN)
         position = getattr(self.camera, "camera_position", None)
@@ -2124,11 +2125,11 @@ class TableDetector:
         evidence along its outline is clearly the strongest, and placed by its rim where
         that can be fitted near. They rank below every base fitted by the usual search:
         where that found a base, it places it. ``rounds``: round bases too, while a
-        side's roster lists more of a size than were found (_pursued_round)."""
+        side's roster lists more of an outline than were found (_pursued_outline)."""
         S = self.px_per_in
         specs = sorted({spec for _, spec in self._shaped}, key=str)
-        short_round = self._round_short(found) if rounds else {}
-        if self._bg_floor is None or not (short_round or any(
+        short = self._outlines_short(found) if rounds else {}
+        if self._bg_floor is None or not (short or any(
                 sp.depth_mm / MM_PER_IN * S < self.pursue_max_depth_px for sp in specs)):
             return []
         fg = foreground(lab, self._bg_floor, usable)
@@ -2140,18 +2141,20 @@ class TableDetector:
         discs = [Outline("round", t.diameter_in / 2 * S, t.diameter_in / 2 * S) for t in self.config.tokens.values()]
         out: list[dict] = []
         undecided: list[tuple[dict, dict[int, float]]] = []
-        if short_round:
-            # Round bases' patches, in the foreground less the table's shadows (a
-            # miniature's shadow on the mat is a patch of a base's size too), among the
-            # sizes that are not a token's.
-            sized = [mm for mm in rounds if not any(abs(mm - t) <= self.pursue_token_margin * t for t in token_mm)]
-            fg_lit = np.where(shadow(lab, self._bg_floor), 0.0, fg).astype(np.float32)
-            circles = [Outline("round", mm / MM_PER_IN / 2 * S, mm / MM_PER_IN / 2 * S) for mm in sized]
-            offset = self._boundary_offset(fg_lit, found) if circles else 0.0
-            for p in (pursue(fg_lit, circles, threshold=self.pursue_threshold, explained=explained) if circles else []):
-                mm = sized[p.outline]
-                if any(short_round.get((si, mm), 0) > 0 for si, _, _ in self._side_lab()):
-                    c = self._pursued_round(p, sized, fg_lit, evs, short_round, discs, offset)
+        if short:
+            # Patches of the outlines some side is short of, in the foreground less the
+            # table's shadows (a miniature's shadow on the mat is a patch of a base's size
+            # too); not round sizes within a token's (a disc's patch is a token's as much),
+            # nor stands small enough for the pursuit below.
+            keys = sorted({k for _, k in short}, key=str)
+            keys = [k for k in keys if not (k[0] == "round" and any(abs(k[1] - t) <= self.pursue_token_margin * t
+                                                                    for t in token_mm))]
+            shapes = [Outline(k[0], k[1] / MM_PER_IN / 2 * S, k[2] / MM_PER_IN / 2 * S) for k in keys]
+            if shapes:
+                fg_lit = np.where(shadow(lab, self._bg_floor), 0.0, fg).astype(np.float32)
+                offset = self._boundary_offset(fg_lit, found)
+                for p in pursue(fg_lit, shapes, threshold=self.pursue_threshold, explained=explained):
+                    c = self._pursued_outline(p, keys, shapes, fg_lit, evs, short, discs, offset)
                     if c is not None:
                         out.append(c)
         for p in pursue(fg, outlines, threshold=self.pursue_threshold, explained=explained) if any(
@@ -2203,60 +2206,74 @@ class TableDetector:
         off = boundary_offset(fg, centres, found.base_mm[keep] / MM_PER_IN / 2 * S)
         return self.pursue_round_offset_px if off is None else off
 
-    def _round_short(self, found: Detections) -> dict[tuple[int, float], int]:
-        """(side, round base size) -> how many more the roster lists than ``found`` holds,
-        only those short (sides that list their bases one per fighter)."""
+    def _outlines_short(self, found: Detections) -> dict[tuple[int, tuple[str, float, float]], int]:
+        """(side, outline (shape, width mm, depth mm)) -> how many more bases of it the
+        side's roster lists than ``found`` holds, only those short: round bases of sides
+        that list them one per fighter, oval and rectangular ones of sides that list
+        theirs so (not Epic units: their stands have their own pursuit)."""
         short: Counter = Counter()
         for s in self.config.sides:
-            short.update((s.index, float(mm)) for mm in s.bases_mm)
-        for si, mm, sh, k in zip(found.side, found.base_mm, found.shape, found.kind):
-            if k == KIND_BASE and not sh:
-                short[(int(si), float(mm))] -= 1
+            short.update((s.index, ("round", float(mm), float(mm))) for mm in s.bases_mm)
+            if self.config.epic is None:
+                short.update((s.index, (b.shape, float(b.width_mm), float(b.depth_mm))) for b in s.shaped_roster)
+        for si, mm, sh, (w, d), k in zip(found.side, found.base_mm, found.shape, found.size_mm, found.kind):
+            if k == KIND_BASE:
+                key = ("round", float(mm), float(mm)) if not sh else (SHAPE_NAMES[int(sh)], float(w), float(d))
+                short[(int(si), key)] -= 1
         return {k: n for k, n in short.items() if n > 0}
 
-    def _pursued_round(self, p: Any, rounds: list[float], fg: np.ndarray, evs: dict[tuple[int, int], np.ndarray],
-                       short: dict[tuple[int, float], int], discs: list, offset: float) -> dict | None:
-        """A round base's patch of foreground (``pursue``), sized and centred by the
-        roster size whose circle runs along the patch's boundary (``ring_on_boundary``),
-        as a base of that size when its rim names a side that fields that size, or, where
-        no rim shows (a rim of the mat's colour), when one side alone is short of that
-        size in the roster and no other side's rim colour shows there; None otherwise.
-        The rim is read as the median along the circle: a miniature's paint overhanging
+    def _pursued_outline(self, p: Any, keys: list[tuple[str, float, float]], shapes: list[Outline], fg: np.ndarray,
+                         evs: dict[tuple[int, int], np.ndarray], short: dict, discs: list, offset: float) -> dict | None:
+        """A base's patch of foreground (``pursue``), its outline, centre and turn those of
+        the roster outline running along the patch's boundary (``outline_on_boundary``;
+        ``keys``: the outlines as (shape, width mm, depth mm), ``shapes`` in view
+        pixels), as a base of that outline when its rim names a side short of it, or,
+        where no rim shows (a rim of the mat's colour), when one side alone is short of
+        an outline near it and no other side's rim colour shows there; None otherwise.
+        The rim is read as the median along the outline: a miniature's paint overhanging
         part of it does not name the side."""
         if any(response_at(fg, d, 0.0, p.col, p.row) >= p.response for d in discs):
             return None
         S = self.px_per_in
-        radii = [mm / MM_PER_IN / 2 * S for mm in rounds]
-        k, cx, cy, share = ring_on_boundary(fg, p.col, p.row, radii, reach=self.pursue_round_reach_in * S,
-                                            offset=offset)
+        k, cx, cy, theta, share = outline_on_boundary(fg, p.col, p.row, shapes, reach=self.pursue_round_reach_in * S,
+                                                      offset=offset)
         if k < 0 or share < self.pursue_round_share:
             return None
-        mm, r = rounds[k], radii[k]
-        sides = [si for si, _, sizes in self._side_lab() if mm in sizes and (-1, si) in evs]
-        band, _ = outline_samples("oval", max(r - 0.7, 1.0), max(r - 0.7, 1.0))
-        col = np.clip(np.rint(cx + band[:, 0]).astype(int), 0, fg.shape[1] - 1)
-        row = np.clip(np.rint(cy + band[:, 1]).astype(int), 0, fg.shape[0] - 1)
-        ev = {si: float(np.median(evs[(-1, si)][row, col])) for si in sides}
-        if not ev:
+        key, o = keys[k], shapes[k]
+        sides = sorted({si for si, kk in short if kk == key and (-1, si) in evs})
+        if not sides:
             return None
+        band, _ = outline_samples("rect" if o.shape == "rect" else "oval", max(o.hx - 0.7, 1.0), max(o.hy - 0.7, 1.0))
+        c_, s_ = np.cos(theta), np.sin(theta)
+        col = np.clip(np.rint(cx + c_ * band[:, 0] - s_ * band[:, 1]).astype(int), 0, fg.shape[1] - 1)
+        row = np.clip(np.rint(cy + s_ * band[:, 0] + c_ * band[:, 1]).astype(int), 0, fg.shape[0] - 1)
+        others = {si for si, _, _ in self._side_lab() if (-1, si) in evs}
+        ev = {si: float(np.median(evs[(-1, si)][row, col])) for si in others}
         best = max(ev, key=ev.get)
-        rest = [e for si, e in ev.items() if si != best]
         side = None
-        if ev[best] >= self.pursue_side_min and all(ev[best] >= self.pursue_side_ratio * e for e in rest):
+        if best in sides and ev[best] >= self.pursue_side_min and all(
+                ev[best] >= self.pursue_side_ratio * e for si, e in ev.items() if si != best):
             side = best
         else:
-            # The roster decides only between sides short of a size near this one (the
+            # The roster decides only between sides short of an outline near this one (the
             # patch's size is uncertain by a step), and only for a side whose rims set-up
             # warned are near the mat's colour: a rim that contrasts shows.
-            near = {si for (si, m), n in short.items() if n > 0 and abs(m - mm) <= self.pursue_round_size_step_mm}
-            if len(near) == 1 and (lone := next(iter(near))) in self._rim_warned and lone in ev \
+            near = {si for (si, kk), n in short.items()
+                    if kk[0] == key[0] and abs(kk[1] - key[1]) <= self.pursue_round_size_step_mm}
+            if len(near) == 1 and (lone := next(iter(near))) in self._rim_warned and lone in sides \
                     and all(e < self.pursue_side_min_warned for si, e in ev.items() if si != lone):
                 side = lone
-        if side is None or short.get((side, mm), 0) <= 0:
+        if side is None:
             return None
-        return {"row": cy, "col": cx, "side": side, "base_mm": mm, "view": -1, "score": self.min_coverage,
-                "shape": 0, "radius_px": r, "theta": 0.0, "resid": 0.0, "corr": p.response, "sides": 0,
-                "rank": -1.0 + 0.01 * p.response, "from_foreground": True}
+        cand = {"row": cy, "col": cx, "side": side, "base_mm": key[1], "view": -1, "score": self.min_coverage,
+                "theta": theta, "resid": 0.0, "corr": p.response, "sides": 0, "rank": -1.0 + 0.01 * p.response,
+                "from_foreground": True}
+        if key[0] == "round":
+            cand.update(shape=0, radius_px=o.hx)
+        else:
+            cand.update(shape=SHAPE_CODES[key[0]], size_mm=(key[1], key[2]),
+                        spec=next(sp for si, sp in self._shaped if (sp.shape, sp.width_mm, sp.depth_mm) == key))
+        return cand
 
     def _sided_by_unit(self, undecided: list[tuple[dict, dict[int, float]]], found: Detections,
                        sided: list[dict]) -> list[dict]:

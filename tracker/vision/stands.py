@@ -239,13 +239,6 @@ def _boundary(fg: np.ndarray) -> np.ndarray:
     return cv2.morphologyEx(inside, cv2.MORPH_GRADIENT, np.ones((3, 3), np.uint8)).astype(np.float32)
 
 
-def _ring(rad: float, width: float) -> np.ndarray:
-    kr = int(math.ceil(rad + width))
-    yy, xx = np.mgrid[-kr:kr + 1, -kr:kr + 1].astype(np.float32)
-    ring = (np.abs(np.hypot(xx, yy) - rad) <= width / 2).astype(np.float32)
-    return ring / ring.sum()
-
-
 def boundary_offset(fg: np.ndarray, centres: np.ndarray, radii: np.ndarray,
                     offsets: np.ndarray = np.arange(-1.0, 4.01, 0.25), width: float = 1.5) -> float | None:
     """How far outside a base's edge (view pixels) the boundary of its foreground runs on
@@ -255,8 +248,8 @@ def boundary_offset(fg: np.ndarray, centres: np.ndarray, radii: np.ndarray,
     boundary, or None without such bases.
 
     >>> fg = np.zeros((60, 60), np.float32); _ = cv2.circle(fg, (30, 30), 14, 1.0, -1)
-    >>> boundary_offset(fg, np.array([[30.0, 30.0]]), np.array([12.0]))
-    2.0
+    >>> 1.5 <= boundary_offset(fg, np.array([[30.0, 30.0]]), np.array([12.0])) <= 2.0  # (the edge: 2 px wide)
+    True
     """
     if len(centres) == 0:
         return None
@@ -265,7 +258,7 @@ def boundary_offset(fg: np.ndarray, centres: np.ndarray, radii: np.ndarray,
     total = np.zeros(len(offsets))
     for (c, r), rad in zip(np.asarray(centres, float), np.asarray(radii, float)):
         for i, off in enumerate(offsets):
-            k = _ring(rad + off, width)
+            k = _outline_ring(Outline("round", rad, rad), 0.0, off, width)
             R = k.shape[0] // 2
             ci, ri = int(round(c)), int(round(r))
             if ri - R < 0 or ci - R < 0 or ri + R >= H or ci + R >= W:
@@ -276,45 +269,62 @@ def boundary_offset(fg: np.ndarray, centres: np.ndarray, radii: np.ndarray,
     return float(offsets[int(np.argmax(total))])
 
 
-def ring_on_boundary(fg: np.ndarray, col: float, row: float, radii: list[float], reach: float,
-                     width: float = 1.5, offset: float = 0.0) -> tuple[int, float, float, float]:
-    """Which of ``radii`` (view pixels) a round patch of foreground at (``col``, ``row``)
-    has, and where its centre lies (within ``reach``): the circle lying most along the
-    patch's boundary. A base's patch is its disc plus, on some sides, its shadow or its
-    miniature's overhang; those move the boundary outwards only where they are, so the
-    base's own circle still runs along the boundary elsewhere, while the patch's mean
-    (``pursue``'s response) is swayed by them to a larger outline.
+def _outline_ring(outline: Outline, theta: float, offset: float, width: float) -> np.ndarray:
+    """A thin band along ``outline`` grown by ``offset`` px, turned ``theta``, summing to 1."""
+    R = int(math.ceil(math.hypot(outline.hx, outline.hy) + offset + width)) + 1
+    yy, xx = np.mgrid[-R:R + 1, -R:R + 1].astype(np.float32)
+    c, s = math.cos(theta), math.sin(theta)
+    sd = _sd(outline.shape, xx * c + yy * s, -xx * s + yy * c, outline.hx, outline.hy)
+    band = (np.abs(sd - offset) <= width / 2).astype(np.float32)
+    return band / band.sum()
 
+
+def outline_on_boundary(fg: np.ndarray, col: float, row: float, outlines: list[Outline], reach: float,
+                        width: float = 1.5, offset: float = 0.0, n_angles: int = 24,
+                        ) -> tuple[int, float, float, float, float]:
+    """Which of ``outlines`` (view pixels) a patch of foreground at (``col``, ``row``)
+    has, where its centre lies (within ``reach``) and how it is turned: the outline lying
+    most along the patch's boundary. A base's patch is its outline plus, on some sides,
+    its shadow or its miniature's overhang; those move the boundary outwards only where
+    they are, so the base's own outline still runs along the boundary elsewhere, while
+    the patch's mean (``pursue``'s response) is swayed by them to a larger outline.
     ``offset``: how far outside a base's edge its patch's boundary runs on this table
     (``boundary_offset``).
 
-    Out: (index into ``radii``, col, row, share of that circle on the boundary).
+    Out: (index into ``outlines``, col, row, angle (radians, as ``pursue``'s), share of
+    that outline on the boundary); index -1 when none fits in the picture.
 
     >>> fg = np.zeros((80, 80), np.float32)
     >>> _ = cv2.circle(fg, (48, 40), 15, 0.8, -1)  # a shadow to one side
     >>> _ = cv2.circle(fg, (40, 40), 15, 1.0, -1)  # the base
-    >>> k, c, r, share = ring_on_boundary(fg, 44.0, 40.0, [12.0, 15.0, 19.0], reach=6)
+    >>> k, c, r, _, share = outline_on_boundary(fg, 44.0, 40.0, [Outline("round", h, h) for h in (12, 15, 19)], 6)
     >>> k, round(c), round(r), share > 0.4
     (1, 40, 40, True)
+    >>> fg = np.zeros((80, 80), np.float32)
+    >>> _ = cv2.ellipse(fg, (40, 40), (22, 12), 30, 0, 360, 1.0, -1)  # an oval turned 30 degrees
+    >>> k, c, r, th, share = outline_on_boundary(fg, 42.0, 41.0, [Outline("oval", 22, 12), Outline("round", 16, 16)], 4)
+    >>> k, round(c), round(r), round(math.degrees(th)) % 180, share > 0.5
+    (0, 40, 40, 30, True)
     """
     edge = _boundary(fg)
     H, W = fg.shape
-    best = (-1, col, row, 0.0)
-    for k, rad in enumerate(radii):
-        rad = rad + offset
-        R = int(math.ceil(rad + width + reach)) + 1
-        r0, c0 = int(round(row)) - R, int(round(col)) - R
-        win = np.zeros((2 * R + 1, 2 * R + 1), np.float32)
-        a0, a1, b0, b1 = max(r0, 0), min(r0 + 2 * R + 1, H), max(c0, 0), min(c0 + 2 * R + 1, W)
-        if a0 >= a1 or b0 >= b1:
-            continue
-        win[a0 - r0:a1 - r0, b0 - c0:b1 - c0] = edge[a0:a1, b0:b1]
-        resp = cv2.filter2D(win, -1, _ring(rad, width), borderType=cv2.BORDER_CONSTANT)
-        yy, xx = np.mgrid[0:2 * R + 1, 0:2 * R + 1]
-        resp[np.hypot(xx - (col - c0), yy - (row - r0)) > reach] = -1.0
-        pr, pc = np.unravel_index(int(np.argmax(resp)), resp.shape)
-        share = float(resp[pr, pc])
-        if share > best[3]:
-            sr, sc = _subpixel_peak(resp, int(pr), int(pc))
-            best = (k, c0 + sc, r0 + sr, share)
+    best = (-1, col, row, 0.0, 0.0)
+    for k, o in enumerate(outlines):
+        for theta in (np.arange(n_angles) * (math.pi / n_angles) if o.turns else [0.0]):
+            kern = _outline_ring(o, float(theta), offset, width)
+            R = kern.shape[0] // 2 + int(math.ceil(reach)) + 1
+            r0, c0 = int(round(row)) - R, int(round(col)) - R
+            win = np.zeros((2 * R + 1, 2 * R + 1), np.float32)
+            a0, a1, b0, b1 = max(r0, 0), min(r0 + 2 * R + 1, H), max(c0, 0), min(c0 + 2 * R + 1, W)
+            if a0 >= a1 or b0 >= b1:
+                continue
+            win[a0 - r0:a1 - r0, b0 - c0:b1 - c0] = edge[a0:a1, b0:b1]
+            resp = cv2.filter2D(win, -1, kern, borderType=cv2.BORDER_CONSTANT)
+            yy, xx = np.mgrid[0:2 * R + 1, 0:2 * R + 1]
+            resp[np.hypot(xx - (col - c0), yy - (row - r0)) > reach] = -1.0
+            pr, pc = np.unravel_index(int(np.argmax(resp)), resp.shape)
+            share = float(resp[pr, pc])
+            if share > best[4]:
+                sr, sc = _subpixel_peak(resp, int(pr), int(pc))
+                best = (k, c0 + sc, r0 + sr, float(theta), share)
     return best
