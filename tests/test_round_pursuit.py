@@ -106,19 +106,3 @@ def test_bases_with_rims_of_the_mats_colour_are_found_as_patches(white_rims):
     # Stated with the patch's uncertainty (PURSUED_ROUND_SIGMA_IN), over the calibration's.
     assert with_["n_round_foreground"] > 0 and np.all(with_["sigma"] >= 0.2), with_
 
-
-def test_the_vision_stages_docstring_examples_hold():
-    """Each stage's docstring examples (an oval's outline and turn read off its patch's
-    boundary, a shadow told from paint, a tag's likeness, ...) are run, not just read."""
-    import doctest
-    import importlib
-    import pkgutil
-
-    import tracker.vision
-
-    tried = 0
-    for m in pkgutil.iter_modules(tracker.vision.__path__):
-        failed, n = doctest.testmod(importlib.import_module(f"tracker.vision.{m.name}"))
-        assert failed == 0, m.name
-        tried += n
-    assert tried >= 40, tried

@@ -160,3 +160,32 @@ def test_a_tag_read_off_centre_is_read_once_the_disc_is_recentred():
     assert np.hypot(found[0] - cx, found[1] - cy) < 1.0, found
     x0, y0 = int(round(found[0])) - half, int(round(found[1])) - half
     assert read_cut_out(big[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1], S, diam, "DICT_4X4_100") == (True, 55)
+
+
+def test_a_base_on_an_untyped_untagged_piece_is_still_found(warcry2):
+    """A piece found without a tag (type "unknown") has no known height until a judge
+    types it; the detector looks at it as floor meanwhile (a flat print patch with
+    straight edges is taken for one, and masking it hid every base standing on it)."""
+    from tracker.detection import KIND_BASE
+    from tracker.world import TerrainPiece
+
+    folder = eval_set("warcry-2")
+    frame = cv2.imread(str(sorted((folder / "frames").iterdir())[0]))
+    det = warcry2.detector
+    kept = det.terrain
+    first = det.detect(frame)
+    bases = first.xyz[first.kind == KIND_BASE]
+    x, y = bases[0, :2]
+    patch = TerrainPiece("untagged-9", "unknown", ((x - 1.5, y - 1.5), (x + 1.5, y - 1.5), (x + 1.5, y + 1.5),
+                                                   (x - 1.5, y + 1.5)), 0.0)
+    try:
+        det.set_terrain(kept + (patch,))
+        again = det.detect(frame)
+        typed = replace(patch, type="obstacle", height_in=2.0)
+        det.set_terrain(kept + (typed,))
+        hidden = det.detect(frame)
+    finally:
+        det.set_terrain(kept)
+    near = lambda d: np.hypot(*(d.xyz[d.kind == KIND_BASE, :2] - (x, y)).T).min(initial=9.0)  # noqa: E731
+    assert near(again) < 0.1  # still found where it was
+    assert near(hidden) > 0.5  # typed as a 2 in obstacle, it is terrain (its top is no floor)
