@@ -71,7 +71,7 @@ def compare(truth: list[dict], tracked: list[dict], match: Callable) -> dict[str
     pairs = match([(r["x"], r["y"]) for r in truth], [(r["x"], r["y"]) for r in tracked], GATE_IN)
     got = {i: j for i, j, _ in pairs}
     out = {"ctl_n": len(truth), "ctl_agree": 0, "ctl_flag": 0, "ctl_wrong": 0, "ctl_missing": 0,
-           "ctl_extra": len(tracked) - len(pairs)}
+           "ctl_extra": len(tracked) - len(pairs), "ctl_agree_flag": 0}
     for i, t in enumerate(truth):
         if i not in got:
             out["ctl_wrong"] += 1
@@ -80,6 +80,7 @@ def compare(truth: list[dict], tracked: list[dict], match: Callable) -> dict[str
         q = tracked[got[i]]
         if q["controller"] == t["controller"]:
             out["ctl_agree"] += 1
+            out["ctl_agree_flag"] += q["verdict"] == TOO_CLOSE  # right, yet flagged: what honesty costs
         elif q["verdict"] == TOO_CLOSE:
             out["ctl_flag"] += 1
         else:

@@ -169,3 +169,38 @@ def test_ruling_is_json_able():
     assert ru["verdict"] == "yes" and ru["threshold"] == 3.0
     assert "more friendly fighters within 3\"" in ru["rule"]["quote"]
     assert ru["details"]["lines"]["a"]["to"] == [0.0, 0.0, 0.0]
+
+
+# -- places the camera could not name (world.Doubt) -------------------------------------
+def test_a_place_that_may_hold_an_enemy_fighter_in_range_makes_the_call_too_close():
+    """Side 0 has one fighter within 3", side 1 none: side 0 gains, unless the camera saw
+    something of a base's size within reach that it could not name and that could be a
+    side 1 fighter: then the call says so instead of guessing."""
+    from dataclasses import replace
+
+    from tracker.world import Doubt
+
+    s = state([fighter("a", 0, 2, 0)], [objective()])
+    assert objective_control(s).rulings[0].verdict == "yes"
+    near = replace(s, doubts=(Doubt(0.0, 3.0, 0.0, 0.63, (1,)),))  # its edge 2.37" from the token
+    r = objective_control(near).rulings[0]
+    assert r.verdict == "too close to call"
+    assert objective_control(near).control == {"obj": 0}  # control still follows what was measured
+    assert any("could not name" in n and "side 1" in n for n in r.notes), r.notes
+    assert r.details["doubts"] == [{"x": 0.0, "y": 3.0, "sides": [1], "distance": 2.37}]
+    far = replace(s, doubts=(Doubt(0.0, 6.0, 0.0, 0.63, (1,)),))  # 5.37" away
+    assert objective_control(far).rulings[0].verdict == "yes"
+    friendly = replace(s, doubts=(Doubt(0.0, 3.0, 0.0, 0.63, (0,)),))  # only side 0's: no change
+    assert objective_control(friendly).rulings[0].verdict == "yes"
+
+
+def test_doubts_round_trip_and_are_checked():
+    from tracker.rules.schema import StateError, parse_world_state
+    from tracker.world import Doubt, WorldState
+
+    s = WorldState(doubts=(Doubt(1.0, 2.0, 0.0, 0.63, (0, 1)),))
+    d = json.loads(json.dumps(s.to_dict()))
+    assert WorldState.from_dict(d) == s and parse_world_state(d) == s
+    d["doubts"][0]["sides"] = [-1]
+    with pytest.raises(StateError, match=r"doubts\[0\]\.sides\[0\]"):
+        parse_world_state(d)

@@ -31,7 +31,7 @@ import numpy as np
 from .base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, fit_shapes, outline_kernel, outline_samples, shape_polygon
 from .calibrate import RIM_CONTRAST_MIN, rim_contrasts
 from .config import GameConfig
-from .world import MM_PER_IN, TerrainPiece
+from .world import MM_PER_IN, Doubt, TerrainPiece
 from .vision.bare import BARE_SHARE, changed_share
 from .vision.colour import TableLight, paper_white
 from .vision.colour import detector_lab as _lab
@@ -103,6 +103,8 @@ class Detections:
     # False: the bases were measured at the sizes the tracker gave (a follow, or held),
     # not found at any size, so they say nothing of a fighter's size.
     sizes_found: bool = True
+    # Places of a base's size and shape that a whole look could not name (world.Doubt).
+    doubts: tuple = ()
 
     def __post_init__(self) -> None:
         if len(self.from_foreground) != len(self.kind):  # (rows made without it: none so found)
@@ -131,7 +133,8 @@ class Detections:
     def __getitem__(self, index: Any) -> "Detections":
         rows = {name: getattr(self, name)[index] for name in self._ROW_FIELDS}
         return Detections(**rows, terrain=self.terrain, hand_mask=self.hand_mask, hands=self.hands,
-                          tokens_checked=self.tokens_checked, hand_view=self.hand_view, sizes_found=self.sizes_found)
+                          tokens_checked=self.tokens_checked, hand_view=self.hand_view, sizes_found=self.sizes_found,
+                          doubts=self.doubts)
 
     @classmethod
     def merge(cls, parts: list["Detections"], **frame_level: Any) -> "Detections":
@@ -402,6 +405,7 @@ class TableDetector:
         self._follow_spectra: dict = {}
         self._shade_rings: dict = {}  # (base radius, px/in) -> offsets round it (_out_of_shadow)
         self._disc_ev: tuple | None = None  # this look's token-disc evidence (_disc_evidence)
+        self._doubts: list = []  # this look's patches the pursuit could not name (_unnamed)
         self._build_views()
 
     def __getstate__(self) -> dict:
@@ -589,6 +593,7 @@ class TableDetector:
         lab = _lab(floor_bgr)
         t1 = time.perf_counter()
         hand = self._hand_mask(frame)
+        self._doubts = []
         bases, t2 = self._find_bases(frame, lab, hand)
         t3 = time.perf_counter()
         # A tag not read yet (a shadow over it) is read again at every full look until it is.
@@ -610,9 +615,26 @@ class TableDetector:
         self.timings_ms = {"rectify": (t1 - t0) * 1e3, "rings": (t2 - t1) * 1e3, "select": (t3 - t2) * 1e3,
                            "tokens": (t4 - t3) * 1e3}
         out = Detections.merge([bases, tokens], terrain=self.terrain, hand_mask=hand, hands=bool(hand.any()),
-                               hand_view=self.floor)
+                               hand_view=self.floor, doubts=self._unnamed(bases, tokens if look_for_tokens else None))
         out.tokens_checked = look_for_tokens
         return out
+
+    def _unnamed(self, bases: Detections, tokens: Detections | None) -> tuple[Doubt, ...]:
+        """This look's patches of a base's size and shape that the pursuit could not name
+        (``_doubts``), as world.Doubt, but for those a base or a token found took (a
+        look that did not look for tokens keeps none: a token may lie there)."""
+        if tokens is None:
+            return ()
+        b = bases[bases.kind == KIND_BASE]
+        rb = np.where(b.shape > 0, b.size_mm[:, 0], b.base_mm) / MM_PER_IN / 2
+        out = []
+        for x, y, z, r, sides in self._doubts:
+            if len(b) and np.any(np.hypot(b.xyz[:, 0] - x, b.xyz[:, 1] - y) < rb + r):
+                continue
+            if len(tokens) and np.any(np.hypot(tokens.xyz[:, 0] - x, tokens.xyz[:, 1] - y) < r + 0.5):
+                continue
+            out.append(Doubt(float(x), float(y), float(z), float(r), tuple(int(si) for si in sides)))
+        return tuple(out)
 
     def _find_bases(self, frame: np.ndarray, lab: np.ndarray, hand: np.ndarray,
                     platforms: list[int] | None = None) -> tuple[Detections, float]:
@@ -2229,6 +2251,11 @@ class TableDetector:
                 short[(int(si), key)] -= 1
         return {k: n for k, n in short.items() if n > 0}
 
+    def _doubt(self, col: float, row: float, o: Outline, sides: set[int]) -> None:
+        """Note a floor patch of outline ``o`` the pursuit could not name (_unnamed)."""
+        xy = self.floor.to_world(np.array([col]), np.array([row]))[0]
+        self._doubts.append((float(xy[0]), float(xy[1]), 0.0, o.hx / self.px_per_in, sorted(sides)))
+
     def _pursued_outline(self, p: Any, keys: list[tuple[str, float, float]], shapes: list[Outline], fg: np.ndarray,
                          evs: dict[tuple[int, int], np.ndarray], short: dict, discs: list, offset: float) -> dict | None:
         """A base's patch of foreground (``pursue``), its outline, centre and turn those of
@@ -2245,6 +2272,7 @@ class TableDetector:
         k, cx, cy, theta, share = outline_on_boundary(fg, p.col, p.row, shapes, reach=self.pursue_round_reach_in * S,
                                                       offset=offset)
         if k < 0 or share < self.pursue_round_share:
+            self._doubt(p.col, p.row, shapes[p.outline], {si for si, _ in short})
             return None
         key, o = keys[k], shapes[k]
         sides = sorted({si for si, kk in short if kk == key and (-1, si) in evs})
@@ -2271,6 +2299,7 @@ class TableDetector:
                     and all(e < self.pursue_side_min_warned for si, e in ev.items() if si != lone):
                 side = lone
         if side is None:
+            self._doubt(cx, cy, o, set(sides))
             return None
         cand = {"row": cy, "col": cx, "side": side, "base_mm": key[1], "view": -1, "score": self.min_coverage,
                 "theta": theta, "resid": 0.0, "corr": p.response, "sides": 0, "rank": -1.0 + 0.01 * p.response,

@@ -123,6 +123,7 @@ class FighterTracker:
     def __init__(self, config: GameConfig, *, fps: float = 15.0, max_speed_in_s: float = 30.0,
                  confirm_hits: int = 2, grace_s: float = 1.5, still_in: float = 0.1):
         self.config = config
+        self._doubts: tuple = ()  # the last whole look's (Detections.doubts)
         self.fps = fps
         self.max_speed_in_s = max_speed_in_s
         self.confirm_hits = confirm_hits
@@ -199,8 +200,11 @@ class FighterTracker:
             from .state_tokens import with_attached
 
             fighters = with_attached(fighters, state_tokens)
+        if dets.tokens_checked and dets.sizes_found:  # a whole look: its doubts replace the last's
+            self._doubts = tuple(dets.doubts)
         return WorldState(frame_index=index, time_s=time_s, fighters=fighters, tokens=tokens,
                           terrain=dets.terrain, hands_over_table=dets.hands, state_tokens=state_tokens,
+                          doubts=_undoubted(self._doubts, fighters),
                           extra={"events": [e.to_dict() for e in self.events[-50:]]})
 
     # -- fighters ----------------------------------------------------------------------
@@ -652,4 +656,11 @@ def still_state(dets: Detections, config: GameConfig, index: int = 0, time_s: fl
                             diameter_in=config.tokens[kind].diameter_in, sigma_in=float(toks.sigma_in[k])))
     return WorldState(frame_index=index, time_s=time_s, fighters=tuple(fighters),
                       tokens=tuple(sorted(tokens, key=lambda t: t.id)), terrain=dets.terrain,
-                      hands_over_table=dets.hands)
+                      hands_over_table=dets.hands, doubts=_undoubted(tuple(dets.doubts), tuple(fighters)))
+
+
+def _undoubted(doubts: tuple, fighters: tuple) -> tuple:
+    """The doubts (world.Doubt) no fighter's base now covers: a place a fighter was
+    tracked to since is that fighter's."""
+    return tuple(q for q in doubts if not any(
+        np.hypot(f.x - q.x, f.y - q.y) < q.radius_in + max(f.base.width_in, f.base.depth_in) / 2 for f in fighters))

@@ -83,6 +83,20 @@ class Token:
 
 
 @dataclass(frozen=True)
+class Doubt:
+    """A place where the camera saw something of a base's size that it could not name:
+    perhaps a fighter of one of ``sides`` (a base whose rim shows too little, under a
+    large miniature), perhaps not. Rulings that such a fighter would change say "too
+    close to call" instead of guessing. ``radius_in``: half the base's long size."""
+
+    x: float
+    y: float
+    z: float
+    radius_in: float
+    sides: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class StateToken:
     """A tagged state token (activation, half-activation, damage) laid beside a base.
     It never interacts with the battle ("If these tokens are placed upon the
@@ -217,6 +231,8 @@ class WorldState:
     state_tokens: tuple[StateToken, ...] = ()
     calibration_health: str = "ok"
     hands_over_table: bool = False
+    # Places the camera could not name that may hold a fighter (a whole look's; see Doubt).
+    doubts: tuple[Doubt, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def fighter(self, fighter_id: str) -> Fighter:
@@ -278,6 +294,8 @@ class WorldState:
             state_tokens=tuple(state_token(s) for s in d.get("state_tokens") or ()),
             calibration_health=d.get("calibration_health", "ok"),
             hands_over_table=bool(d.get("hands_over_table", False)),
+            doubts=tuple(Doubt(**{**_known(Doubt, q), "sides": tuple(int(s) for s in q.get("sides", ()))})
+                         for q in d.get("doubts") or ()),
             extra=dict(d.get("extra", {})),
         )
 

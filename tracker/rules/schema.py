@@ -24,7 +24,7 @@ from dataclasses import fields
 from typing import Any, Mapping
 
 from tracker.errors import UserError
-from tracker.world import Base, Fighter, TerrainPart, TerrainPiece, Token, WorldState
+from tracker.world import Base, Doubt, Fighter, TerrainPart, TerrainPiece, Token, WorldState
 
 BASE_SHAPES = ("round", "oval", "rect")
 TOKEN_KINDS = ("objective", "treasure")
@@ -193,6 +193,16 @@ def _terrain(d: Any, where: str) -> dict[str, Any]:
             "height_in": r.num("height_in", minimum=0.0), "tag_id": r.int_("tag_id", None), "parts": parts}
 
 
+def _doubt(d: Any, where: str) -> dict[str, Any]:
+    r = _R(d, where, _names(Doubt))
+    sides = r.list_("sides", [])
+    for i, si in enumerate(sides):
+        if isinstance(si, bool) or not isinstance(si, int) or si < 0:
+            raise StateError(f"{where}.sides[{i}]: {si!r} is not a side index (an integer >= 0)")
+    return {"x": r.num("x"), "y": r.num("y"), "z": r.num("z", 0.0, minimum=0.0),
+            "radius_in": r.num("radius_in", minimum=0.0), "sides": sides}
+
+
 def parse_world_state(d: Any) -> WorldState:
     """Check a world-state dict (as ``WorldState.to_dict()`` writes it) and read it.
     Raises :class:`StateError` (a UserError) naming the first bad field."""
@@ -219,7 +229,8 @@ def parse_world_state(d: Any) -> WorldState:
     clean = {"frame_index": r.int_("frame_index", 0, minimum=0), "time_s": r.num("time_s", 0.0),
              "fighters": fighters, "tokens": tokens, "terrain": terrain,
              "calibration_health": r.str_("calibration_health", "ok"),
-             "hands_over_table": r.bool_("hands_over_table", False), "extra": dict(extra)}
+             "hands_over_table": r.bool_("hands_over_table", False),
+             "doubts": [_doubt(q, f"doubts[{i}]") for i, q in enumerate(r.list_("doubts", []))], "extra": dict(extra)}
     return WorldState.from_dict(clean)
 
 

@@ -21,6 +21,7 @@ stored here.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -32,6 +33,8 @@ from .ruling import NO, TOO_CLOSE, YES, Measurement, Ruling, combined_sigma, dis
 
 #: "within 3\"" of an objective.
 CONTROL_RANGE_IN = 3.0
+#: The 1-sigma of where a place the camera could not name (a Doubt) lies.
+DOUBT_SIGMA_IN = 0.2
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,15 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
                 uncertain.append(f.id)
             meas.append(Measurement(f"{f.id} (side {f.side})", c.distance, CONTROL_RANGE_IN, sig, v, "<=", note))
             lines[f.id] = {"from": list(c.a), "to": list(c.b), "side": f.side}
+        doubts = []
+        for q in state.doubts:
+            # A place the camera could not name that may hold a fighter: counted as one
+            # that might be within 3" (of any side it could be) where its base could reach.
+            reach = max(0.0, math.hypot(q.x - tok.x, q.y - tok.y) - q.radius_in)
+            if reach <= CONTROL_RANGE_IN + 2 * combined_sigma(DOUBT_SIGMA_IN, sigma_of(tok)):
+                for side in q.sides:
+                    hi[side] = hi.get(side, 0) + 1
+                doubts.append({"x": q.x, "y": q.y, "sides": list(q.sides), "distance": round(reach, 3)})
         if tok.occluded:
             notes.append(f"objective {tok.id} is occluded; measured at its last known position")
         g = gainer(counts)
@@ -126,7 +138,13 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
         verdict = TOO_CLOSE if len(possible) > 1 else (YES if g is not None else NO)
         if verdict == TOO_CLOSE:
             pivotal = uncertain
-            notes.append("too close to call: " + ", ".join(pivotal) + " within 2 sigma of 3\" could change who gains control")
+            if pivotal:
+                notes.append("too close to call: " + ", ".join(pivotal) + " within 2 sigma of 3\" could change who gains control")
+            if doubts and len(_possible_gainers(lo, {s: n - sum(s in q["sides"] for q in doubts) for s, n in hi.items()})) < 2:
+                notes.append("too close to call: the camera saw something of a base's size it could not name "
+                             + "; ".join(f"at ({q['x']:.1f}, {q['y']:.1f}), {q['distance']:.1f}\" away, "
+                                         f"perhaps a fighter of side {' or '.join(map(str, q['sides']))}" for q in doubts)
+                             + ": look at the table")
         else:
             pivotal = []
         count_txt = ", ".join(f"side {s}: {n}" for s, n in counts.items()) or "no fighters"
@@ -148,6 +166,6 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
                      "counts": {str(s): n for s, n in counts.items()},
                      "previous": before, "controller": after, "gained_by": g,
                      "uncertain_fighters": uncertain, "pivotal_fighters": pivotal,
-                     "possible_gainers": sorted(possible, key=lambda x: (x is None, x)),
+                     "possible_gainers": sorted(possible, key=lambda x: (x is None, x)), "doubts": doubts,
                      "lines": lines}))
     return ControlResult(control=control, rulings=tuple(rulings))
