@@ -166,3 +166,23 @@ def test_a_faded_fighter_is_blended_as_a_whole_frame_blend_would(scene):
         want = cv2.addWeighted(layer, 0.55, frame, 0.45, 0)
         assert not np.array_equal(got, frame)
         assert np.array_equal(got, want)
+
+
+def test_a_doubt_is_drawn_where_it_lies_in_the_colour_of_the_side_it_could_be(scene):
+    """A place the camera could not name (world.Doubt) shows as a dashed ring of its size
+    with a "?", in its one possible side's colour, on the bases layer only."""
+    from tracker.world import Doubt
+
+    pipe, result = scene
+    side = pipe.config.sides[0]
+    q = Doubt(10.0, 8.0, 0.0, 0.63, (side.index,))
+    state = replace(result.state, fighters=(), tokens=(), terrain=(), doubts=(q,))
+    ann = Annotator(pipe.camera, pipe.config)
+    black = np.zeros_like(result.frame)
+    img = ann.annotate(black, state, layers={"bases"})
+    assert not ann.annotate(black, state, layers={"rings", "ids"}).any()
+    lit = np.argwhere(np.all(img == np.array(side.rim_bgr, np.uint8), axis=2))[:, ::-1].astype(float)
+    assert len(lit) > 20
+    d = np.hypot(*(np.asarray(pipe.camera.unproject(lit, 0.0), float).reshape(-1, 2) - (q.x, q.y)).T)
+    ring = d[d > 0.3]  # (leave out the "?")
+    assert abs(np.median(ring) - q.radius_in) < 0.06

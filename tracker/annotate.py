@@ -149,6 +149,9 @@ class Annotator:
                 self._treasure(out, tok, thick, scale, "ids" in layers)
         if "bases" in layers and getattr(state, "state_tokens", ()):
             self._state_tokens(out, state, thick, scale, "ids" in layers)
+        if "bases" in layers:
+            for q in getattr(state, "doubts", ()):
+                self._doubt(out, q, thick, scale)
         if "bases" in layers or "ids" in layers:
             fighters = sorted(state.fighters, key=lambda f: (not f.occluded, f.z))
             # Every outline projected in one call (a call per fighter: ~30 us each).
@@ -185,6 +188,21 @@ class Annotator:
             fs = max(0.6, 0.9 * min(1.0, img.shape[1] / 1280))
             cv2.putText(img, "?", org, cv2.FONT_HERSHEY_SIMPLEX, fs, OUTLINE_BGR, thick + 3, cv2.LINE_AA)
             cv2.putText(img, "?", org, cv2.FONT_HERSHEY_SIMPLEX, fs, UNKNOWN_TERRAIN_BGR, thick + 1, cv2.LINE_AA)
+
+    def _doubt(self, img: np.ndarray, q, thick: int, scale: float) -> None:
+        """A place the camera could not name (world.Doubt): a dashed ring of its size in
+        the colour of the side it could be (grey when more than one), and a "?": look at
+        the table there."""
+        colour = self.side_bgr(q.sides[0]) if len(q.sides) == 1 else UNKNOWN_TERRAIN_BGR
+        uv = self.project(self.circle(q.x, q.y, q.z, q.radius_in, 48), scale)
+        self._poly(img, uv, OUTLINE_BGR, thick + 2, dashed=True)
+        self._poly(img, uv, colour, thick, dashed=True)
+        centre = self.project(np.array([[q.x, q.y, q.z]]), scale)[0]
+        if np.all(np.isfinite(centre)):
+            org = (int(round(centre[0])) - 5, int(round(centre[1])) + 6)
+            fs = max(0.5, 0.7 * min(1.0, img.shape[1] / 1280))
+            cv2.putText(img, "?", org, cv2.FONT_HERSHEY_SIMPLEX, fs, OUTLINE_BGR, thick + 3, cv2.LINE_AA)
+            cv2.putText(img, "?", org, cv2.FONT_HERSHEY_SIMPLEX, fs, colour, thick + 1, cv2.LINE_AA)
 
     def _open_edges(self, img: np.ndarray, state: WorldState, thick: int, scale: float) -> None:
         """Platforms' open edges (no wall along them), where a fighter within ½" must
