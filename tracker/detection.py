@@ -56,6 +56,7 @@ PURSUED_SIGMA_PX = 1.5  # the 1-sigma of a stand found as foreground, per axis (
 # where the rim differs from the mat; on a tuning table of white rims on a pale mat, 0.1-0.25
 # in off (a 60 mm base sized 50 from its miniature's outline), one 0.5-0.6.
 PURSUED_ROUND_SIGMA_IN = 0.2
+TOKEN_LIKE = 0.15  # a round outline within this share of a token's size is a token's as much
 # A tagged state token (activation, damage: ids 80-99), never an objective or treasure.
 KIND_STATE = 3
 KIND_NAMES = {KIND_BASE: "base", KIND_OBJECTIVE: "objective", KIND_TREASURE: "treasure", KIND_STATE: "state"}
@@ -385,10 +386,9 @@ class TableDetector:
         # unless its own evidence for that side is under ``unit_side_share`` of the best.
         self.unit_reach_in, self.unit_side_share = 2.0, 0.5
         self.pursue_refine_px = 2.0
-        # Round bases too are found as foreground of their outline while a side's roster
-        # lists more of a size than were found (_pursued_outline); not sizes within
-        # ``pursue_token_margin`` of a token's (a disc's patch is a token's as much).
-        self.pursue_rounds, self.pursue_token_margin = True, 0.15
+        # Any base is also found as foreground of its outline while a side's roster
+        # lists more of that outline than were found (_pursued_outline), in a whole look.
+        self.pursue_rounds = True
         # ... sized and centred by the circle running along the patch's boundary within
         # ``pursue_round_reach_in`` of the patch's placement, on ``pursue_round_share`` of
         # its length at least.
@@ -2164,7 +2164,6 @@ class TableDetector:
         fg = foreground(lab, self._bg_floor, usable)
         explained = self._footprints(found)
         rounds = sorted({float(mm) for _, _, sizes in self._side_lab() for mm in sizes})
-        token_mm = [t.diameter_in * MM_PER_IN for t in self.config.tokens.values()]
         outlines = [Outline(sp.shape, sp.width_mm / MM_PER_IN / 2 * S, sp.depth_mm / MM_PER_IN / 2 * S) for sp in specs]
         outlines += [Outline("round", mm / MM_PER_IN / 2 * S, mm / MM_PER_IN / 2 * S) for mm in rounds]
         discs = [Outline("round", t.diameter_in / 2 * S, t.diameter_in / 2 * S) for t in self.config.tokens.values()]
@@ -2173,11 +2172,9 @@ class TableDetector:
         if short:
             # Patches of the outlines some side is short of, in the foreground less the
             # table's shadows (a miniature's shadow on the mat is a patch of a base's size
-            # too); not round sizes within a token's (a disc's patch is a token's as much),
-            # nor stands small enough for the pursuit below.
+            # too). (A 25 mm base's patch may be a 1 in token's: the token search after
+            # the bases decides, _settle_discs, and a token found there is the token.)
             keys = sorted({k for _, k in short}, key=str)
-            keys = [k for k in keys if not (k[0] == "round" and any(abs(k[1] - t) <= self.pursue_token_margin * t
-                                                                    for t in token_mm))]
             shapes = [Outline(k[0], k[1] / MM_PER_IN / 2 * S, k[2] / MM_PER_IN / 2 * S) for k in keys]
             if shapes:
                 fg_lit = np.where(shadow(lab, self._bg_floor), 0.0, fg).astype(np.float32)
@@ -2266,8 +2263,10 @@ class TableDetector:
         an outline near it and no other side's rim colour shows there; None otherwise.
         The rim is read as the median along the outline: a miniature's paint overhanging
         part of it does not name the side."""
-        if any(response_at(fg, d, 0.0, p.col, p.row) >= p.response for d in discs):
-            return None
+        o = shapes[p.outline]
+        if any(response_at(fg, d, 0.0, p.col, p.row) >= p.response for d in discs
+               if abs(d.hx - o.hx) > TOKEN_LIKE * d.hx or o.turns):
+            return None  # (a disc of a token's own size: the token search after decides, _settle_discs)
         S = self.px_per_in
         k, cx, cy, theta, share = outline_on_boundary(fg, p.col, p.row, shapes, reach=self.pursue_round_reach_in * S,
                                                       offset=offset)
