@@ -125,3 +125,6 @@ def test_patches_it_cannot_name_are_kept_as_doubts_where_fighters_were_missed(wh
     # fifth on the play area's corner).
     assert len(on_a_miss) >= 0.75 * len(state.doubts), (state.doubts, missed)
     assert not any(np.hypot(f.x - q.x, f.y - q.y) < q.radius_in for f in state.fighters for q in state.doubts)
+    # A clip's first look keeps them too (the tracker holds the last whole look's).
+    clip = pipe.fresh()
+    assert clip.process(frame, 0, 0.0).state.doubts

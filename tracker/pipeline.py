@@ -522,7 +522,7 @@ class Pipeline:
         parts = [mine] + ([found] if found is not None else []) + \
             ([tokens] if tokens is not None else [dets[dets.kind != KIND_BASE]])
         out = Detections.merge(parts, terrain=dets.terrain, hand_mask=dets.hand_mask, hands=dets.hands,
-                               hand_view=dets.hand_view)
+                               hand_view=dets.hand_view, doubts=full.doubts if tokens is not None else dets.doubts)
         out.tokens_checked = tokens is not None or dets.tokens_checked
         out.sizes_found = False  # mostly this frame's follow (a look's new bases are re-found at their size)
         return out

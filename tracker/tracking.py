@@ -200,7 +200,7 @@ class FighterTracker:
             from .state_tokens import with_attached
 
             fighters = with_attached(fighters, state_tokens)
-        if dets.tokens_checked and dets.sizes_found:  # a whole look: its doubts replace the last's
+        if dets.tokens_checked:  # a whole look (tokens and all): its doubts replace the last's
             self._doubts = tuple(dets.doubts)
         return WorldState(frame_index=index, time_s=time_s, fighters=fighters, tokens=tokens,
                           terrain=dets.terrain, hands_over_table=dets.hands, state_tokens=state_tokens,
