@@ -85,16 +85,16 @@ def epic_720p_table(request, tmp_path_factory):
     return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
 
 
-@pytest.fixture(scope="module")
-def epic_720p(epic_720p_table):
-    """``epic_720p_table``'s pipeline (this module's own), first frame and its truth."""
+def _first_frame(table: tuple[Path, dict]) -> tuple:
+    """A rendered table's pipeline (calibrated under its own cache), its first frame and
+    that frame's truth."""
     import json
 
     import cv2
 
     from tracker.pipeline import Pipeline
 
-    folder, env = epic_720p_table
+    folder, env = table
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
@@ -102,6 +102,18 @@ def epic_720p(epic_720p_table):
     truth = json.loads((folder / "truth.json").read_text())
     frame = cv2.imread(str(sorted((folder / "frames").iterdir())[0]))
     return pipe, frame, truth["frames"][0]
+
+
+@pytest.fixture(scope="module")
+def epic_720p(epic_720p_table):
+    """``epic_720p_table``'s pipeline (this module's own), first frame and its truth."""
+    return _first_frame(epic_720p_table)
+
+
+@pytest.fixture(scope="module")
+def white_rims(white_rims_720p_table):
+    """``white_rims_720p_table``'s pipeline (this module's own), first frame and its truth."""
+    return _first_frame(white_rims_720p_table)
 
 
 @pytest.fixture

@@ -32,3 +32,14 @@ def match(truth_xy, pred_xy, gate: float = 0.75):
     d = np.linalg.norm(np.asarray(truth_xy)[:, None, :2] - np.asarray(pred_xy)[None, :, :2], axis=2)
     r, c = linear_sum_assignment(np.where(d <= gate, d, 1e3))
     return [(int(i), int(j), float(d[i, j])) for i, j in zip(r, c) if d[i, j] <= gate]
+
+
+def judged_bases(pipe, frame, truth_frame: dict):
+    """One photo judged alone: its bases (Detections), the true fighters at least half
+    in sight, and their matches ``(true index, base index, distance)``."""
+    from tracker.detection import KIND_BASE
+
+    d = pipe.judge_still(frame, 0).detections
+    bases = d[d.kind == KIND_BASE]
+    vis = [f for f in truth_frame["fighters"] if f["visible_fraction"] >= 0.5]
+    return bases, vis, match([(f["x"], f["y"]) for f in vis], bases.xyz[:, :2])

@@ -11,12 +11,10 @@ with and without the round pursuit, scored against the renderer's truth.
 
 from __future__ import annotations
 
-import json
-
 import cv2
 import numpy as np
 import pytest
-from evalsets import match
+from evalsets import judged_bases
 
 from tracker.vision.colour import detector_lab
 from tracker.vision.stands import Outline, boundary_offset, foreground, outline_on_boundary, shadow
@@ -61,28 +59,9 @@ def test_the_boundary_offset_needs_known_bases():
 
 
 # -- a rendered Warcry table at 720p: white rims on a pale mat -----------------------------
-@pytest.fixture(scope="module")
-def white_rims(white_rims_720p_table):
-    from tracker.pipeline import Pipeline
-
-    folder, env = white_rims_720p_table
-    with pytest.MonkeyPatch.context() as mp:
-        for k, v in env.items():
-            mp.setenv(k, v)
-        pipe = Pipeline.from_footage(folder)
-    truth = json.loads((folder / "truth.json").read_text())
-    frame = cv2.imread(str(sorted((folder / "frames").iterdir())[0]))
-    return pipe, frame, truth["frames"][0]
-
-
 def _judged(pipe, frame, truth_frame, rounds: bool) -> dict:
-    from tracker.detection import KIND_BASE
-
     pipe.detector.pursue_rounds = rounds
-    d = pipe.judge_still(frame, 0).detections
-    bases = d[d.kind == KIND_BASE]
-    vis = [f for f in truth_frame["fighters"] if f["visible_fraction"] >= 0.5]
-    pairs = match([(f["x"], f["y"]) for f in vis], bases.xyz[:, :2])
+    bases, vis, pairs = judged_bases(pipe, frame, truth_frame)
     sides = [vis[i]["team"] == bases.side[j] for i, j, _ in pairs]
     return {"recall": len(pairs) / len(vis), "precision": len(pairs) / max(len(bases), 1),
             "sides_wrong": len(sides) - sum(sides), "n_round_foreground": int((bases.from_foreground & (bases.shape == 0)).sum()),

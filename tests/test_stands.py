@@ -17,7 +17,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from evalsets import match
+from evalsets import judged_bases
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -85,13 +85,8 @@ def test_a_found_base_explains_its_patch_and_a_round_base_keeps_its_own():
 
 # -- a rendered Epic table at 720p ------------------------------------------------------
 def _judged(pipe, frame, truth_frame, pursue_max_depth_px: float) -> dict:
-    from tracker.detection import KIND_BASE
-
     pipe.detector.pursue_max_depth_px = pursue_max_depth_px
-    d = pipe.judge_still(frame, 0).detections
-    bases = d[d.kind == KIND_BASE]
-    vis = [f for f in truth_frame["fighters"] if f["visible_fraction"] >= 0.5]
-    pairs = match([(f["x"], f["y"]) for f in vis], bases.xyz[:, :2])
+    bases, vis, pairs = judged_bases(pipe, frame, truth_frame)
     tokens = np.array([(t["x"], t["y"]) for t in truth_frame["tokens"]]).reshape(-1, 2)
     on_token = sum(bool(len(tokens)) and np.min(np.hypot(*(tokens - xy).T)) < 0.5 for xy in bases.xyz[:, :2])
     err = np.array([dist for *_, dist in pairs])
