@@ -37,6 +37,7 @@ from .vision.colour import TableLight, paper_white
 from .vision.colour import detector_lab as _lab
 from .vision.filters import (_blob_boxes, _correlate_many, _filter_many, _local_maxima, _nearest_peak_key,
                              _subpixel_peaks, ring_kernel)
+from .vision.pursuit import along_outline, roster_short, side_of_patch
 from .vision.remap import remap_rows
 from .vision.rim_evidence import RimColours, _mix_evidence, _neutral_lift, rim_evidence  # noqa: F401 (re-exported)
 from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside_rims, _rim_edge_points,
@@ -2237,16 +2238,14 @@ class TableDetector:
         side's roster lists than ``found`` holds, only those short: round bases of sides
         that list them one per fighter, oval and rectangular ones of sides that list
         theirs so (not Epic units: their stands have their own pursuit)."""
-        short: Counter = Counter()
-        for s in self.config.sides:
-            short.update((s.index, ("round", float(mm), float(mm))) for mm in s.bases_mm)
-            if self.config.epic is None:
-                short.update((s.index, (b.shape, float(b.width_mm), float(b.depth_mm))) for b in s.shaped_roster)
-        for si, mm, sh, (w, d), k in zip(found.side, found.base_mm, found.shape, found.size_mm, found.kind):
-            if k == KIND_BASE:
-                key = ("round", float(mm), float(mm)) if not sh else (SHAPE_NAMES[int(sh)], float(w), float(d))
-                short[(int(si), key)] -= 1
-        return {k: n for k, n in short.items() if n > 0}
+        listed = [(s.index, ("round", float(mm), float(mm))) for s in self.config.sides for mm in s.bases_mm]
+        if self.config.epic is None:
+            listed += [(s.index, (b.shape, float(b.width_mm), float(b.depth_mm)))
+                       for s in self.config.sides for b in s.shaped_roster]
+        seen = [(int(si), ("round", float(mm), float(mm)) if not sh else (SHAPE_NAMES[int(sh)], float(w), float(d)))
+                for si, mm, sh, (w, d), k in zip(found.side, found.base_mm, found.shape, found.size_mm, found.kind)
+                if k == KIND_BASE]
+        return roster_short(listed, seen)
 
     def _doubt(self, col: float, row: float, o: Outline, sides: set[int]) -> None:
         """Note a floor patch of outline ``o`` the pursuit could not name (_unnamed)."""
@@ -2260,9 +2259,8 @@ class TableDetector:
         ``keys``: the outlines as (shape, width mm, depth mm), ``shapes`` in view
         pixels), as a base of that outline when its rim names a side short of it, or,
         where no rim shows (a rim of the mat's colour), when one side alone is short of
-        an outline near it and no other side's rim colour shows there; None otherwise.
-        The rim is read as the median along the outline: a miniature's paint overhanging
-        part of it does not name the side."""
+        an outline near it and no other side's rim colour shows there
+        (``vision.pursuit.side_of_patch``); None otherwise."""
         o = shapes[p.outline]
         if any(response_at(fg, d, 0.0, p.col, p.row) >= p.response for d in discs
                if abs(d.hx - o.hx) > TOKEN_LIKE * d.hx or o.turns):
@@ -2274,29 +2272,13 @@ class TableDetector:
             self._doubt(p.col, p.row, shapes[p.outline], {si for si, _ in short})
             return None
         key, o = keys[k], shapes[k]
-        sides = sorted({si for si, kk in short if kk == key and (-1, si) in evs})
+        sides = {si for si, kk in short if kk == key and (-1, si) in evs}
         if not sides:
             return None
-        band, _ = outline_samples("rect" if o.shape == "rect" else "oval", max(o.hx - 0.7, 1.0), max(o.hy - 0.7, 1.0))
-        c_, s_ = np.cos(theta), np.sin(theta)
-        col = np.clip(np.rint(cx + c_ * band[:, 0] - s_ * band[:, 1]).astype(int), 0, fg.shape[1] - 1)
-        row = np.clip(np.rint(cy + s_ * band[:, 0] + c_ * band[:, 1]).astype(int), 0, fg.shape[0] - 1)
-        others = {si for si, _, _ in self._side_lab() if (-1, si) in evs}
-        ev = {si: float(np.median(evs[(-1, si)][row, col])) for si in others}
-        best = max(ev, key=ev.get)
-        side = None
-        if best in sides and ev[best] >= self.pursue_side_min and all(
-                ev[best] >= self.pursue_side_ratio * e for si, e in ev.items() if si != best):
-            side = best
-        else:
-            # The roster decides only between sides short of an outline near this one (the
-            # patch's size is uncertain by a step), and only for a side whose rims set-up
-            # warned are near the mat's colour: a rim that contrasts shows.
-            near = {si for (si, kk), n in short.items()
-                    if kk[0] == key[0] and abs(kk[1] - key[1]) <= self.pursue_round_size_step_mm}
-            if len(near) == 1 and (lone := next(iter(near))) in self._rim_warned and lone in sides \
-                    and all(e < self.pursue_side_min_warned for si, e in ev.items() if si != lone):
-                side = lone
+        ev = along_outline({si: evs[(-1, si)] for si, _, _ in self._side_lab() if (-1, si) in evs}, o, cx, cy, theta)
+        side = side_of_patch(ev, key, short, self._rim_warned, least=self.pursue_side_min,
+                             ratio=self.pursue_side_ratio, least_warned=self.pursue_side_min_warned,
+                             size_step_mm=self.pursue_round_size_step_mm)
         if side is None:
             self._doubt(cx, cy, o, set(sides))
             return None

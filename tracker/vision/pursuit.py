@@ -1,0 +1,94 @@
+"""Which side a base found as a patch of its outline belongs to, and which outlines the
+roster still lacks (the outline pursuit's bookkeeping; the patches themselves come from
+``vision.stands``).
+
+A whole look holds the bases it found against each side's roster; while a side lacks
+bases of some outline (shape, width mm, depth mm; a round base's diameter twice), the
+foreground is searched for patches of those outlines. A patch's side is read off its rim:
+the median of each side's rim evidence along the outline (a miniature's paint overhanging
+part of the rim does not name the side). Where no rim shows, the roster alone decides,
+but only for a side whose rims set-up warned are near the mat's colour (a rim that
+contrasts with the mat shows), and only when no other side lacks an outline near this
+one (the patch's size is uncertain by a step) and no other side's colour shows there.
+
+In: rosters and found bases as (side, outline) pairs; evidence maps per side; the
+patch's outline and pose. Out: what is short, the median evidence per side, the side
+(or None: a place the camera could not name, a ``world.Doubt``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from ..base_shapes import outline_samples
+from .stands import Outline
+
+OutlineKey = tuple[str, float, float]  # (shape, width mm, depth mm)
+
+
+def roster_short(listed: Iterable[tuple[int, OutlineKey]], found: Iterable[tuple[int, OutlineKey]]
+                 ) -> dict[tuple[int, OutlineKey], int]:
+    """(side, outline) -> how many more the roster ``listed`` holds than ``found``, only
+    those short.
+
+    >>> r32, r40 = ("round", 32.0, 32.0), ("round", 40.0, 40.0)
+    >>> roster_short([(0, r32), (0, r32), (1, r40)], [(0, r32), (1, r40), (1, r40)])
+    {(0, ('round', 32.0, 32.0)): 1}
+    """
+    short: Counter = Counter(listed)
+    short.subtract(Counter(found))
+    return {k: n for k, n in short.items() if n > 0}
+
+
+def along_outline(maps: Mapping[int, np.ndarray], o: Outline, cx: float, cy: float, theta: float
+                  ) -> dict[int, float]:
+    """Each side's evidence map read along outline ``o`` placed at (``cx``, ``cy``) turned
+    ``theta`` (0.7 px inside its edge: the rim), as its median.
+
+    >>> m = np.zeros((40, 40), np.float32); m[:, 20:] = 1.0  # one side's colour on the right half
+    >>> along_outline({0: m, 1: np.zeros_like(m)}, Outline("round", 10, 10), 20.0, 20.0, 0.0)
+    {0: 0.5, 1: 0.0}
+    """
+    band, _ = outline_samples("rect" if o.shape == "rect" else "oval", max(o.hx - 0.7, 1.0), max(o.hy - 0.7, 1.0))
+    c, s = np.cos(theta), np.sin(theta)
+    out = {}
+    for side, ev in maps.items():
+        col = np.clip(np.rint(cx + c * band[:, 0] - s * band[:, 1]).astype(int), 0, ev.shape[1] - 1)
+        row = np.clip(np.rint(cy + s * band[:, 0] + c * band[:, 1]).astype(int), 0, ev.shape[0] - 1)
+        out[side] = float(np.median(ev[row, col]))
+    return out
+
+
+def side_of_patch(ev: Mapping[int, float], key: OutlineKey, short: Mapping[tuple[int, OutlineKey], int],
+                  warned: set[int], *, least: float, ratio: float, least_warned: float, size_step_mm: float
+                  ) -> int | None:
+    """The side a patch of outline ``key`` belongs to, from each side's rim evidence along
+    it (``ev``): the side lacking that outline whose evidence is at least ``least`` and
+    ``ratio`` times every other's; else, where no rim shows, the one side lacking an
+    outline of that shape within ``size_step_mm`` if set-up ``warned`` its rims are near
+    the mat and no other side's evidence reaches ``least_warned``; else None.
+
+    >>> r50 = ("round", 50.0, 50.0)
+    >>> kw = dict(least=0.003, ratio=2.0, least_warned=0.1, size_step_mm=10.0)
+    >>> side_of_patch({0: 0.3, 1: 0.05}, r50, {(0, r50): 1}, set(), **kw)
+    0
+    >>> side_of_patch({0: 0.0, 1: 0.0}, r50, {(1, r50): 1}, {1}, **kw)   # a white rim on a pale mat
+    1
+    >>> side_of_patch({0: 0.0, 1: 0.0}, r50, {(1, r50): 1}, set(), **kw)  # a rim that would show
+    >>> side_of_patch({0: 0.0, 1: 0.0}, r50, {(1, r50): 1, (0, ("round", 40.0, 40.0)): 1}, {1}, **kw)
+    """
+    sides = {si for si, k in short if k == key and si in ev}
+    if not sides:
+        return None
+    best = max(ev, key=ev.get)
+    if best in sides and ev[best] >= least and all(ev[best] >= ratio * e for si, e in ev.items() if si != best):
+        return best
+    near = {si for (si, k), n in short.items() if n > 0 and k[0] == key[0] and abs(k[1] - key[1]) <= size_step_mm}
+    if len(near) == 1:
+        lone = next(iter(near))
+        if lone in warned and lone in sides and all(e < least_warned for si, e in ev.items() if si != lone):
+            return lone
+    return None
