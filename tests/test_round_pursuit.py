@@ -17,7 +17,7 @@ import pytest
 from evalsets import judged_bases
 
 from tracker.vision.colour import detector_lab
-from tracker.vision.stands import Outline, boundary_offset, foreground, outline_on_boundary, shadow
+from tracker.vision.stands import Outline, boundary, boundary_offset, foreground, outline_on_boundary, shadow
 
 
 def _pale_mat(h: int = 100, w: int = 160, seed: int = 5) -> np.ndarray:
@@ -47,9 +47,10 @@ def test_a_patch_is_sized_by_its_boundary_not_its_shadow():
     cv2.circle(fg, (56, 50), 17, 0.9, -1)  # the shadow, offset to the right
     cv2.circle(fg, (50, 50), 17, 1.0, -1)  # the base's patch (a radius of 15 px + 2 px spread)
     radii = [12.0, 15.0, 19.0]  # 32, 40 and 50 mm at 19 px/in
-    offset = boundary_offset(fg, np.array([[50.0, 50.0]]), np.array([15.0]))
+    edge = boundary(fg)
+    offset = boundary_offset(edge, np.array([[50.0, 50.0]]), np.array([15.0]))
     assert abs(offset - 2.0) <= 0.5  # (the shadow side's boundary lies farther out)
-    k, col, row, _, share = outline_on_boundary(fg, 53.0, 50.0, [Outline("round", r, r) for r in radii], reach=5.0,
+    k, col, row, _, share = outline_on_boundary(edge, 53.0, 50.0, [Outline("round", r, r) for r in radii], reach=5.0,
                                                 offset=offset)
     assert k == 1 and abs(col - 50) <= 0.5 and abs(row - 50) <= 0.5 and share > 0.4
 

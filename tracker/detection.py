@@ -31,7 +31,7 @@ import numpy as np
 from .base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, fit_shapes, outline_kernel, outline_samples, shape_polygon
 from .calibrate import RIM_CONTRAST_MIN, rim_contrasts
 from .config import GameConfig
-from .world import MM_PER_IN, Doubt, TerrainPiece
+from .world import MM_PER_IN, PATCH_SIGMA_IN, Doubt, TerrainPiece
 from .vision.bare import BARE_SHARE, changed_share
 from .vision.colour import TableLight, paper_white
 from .vision.colour import detector_lab as _lab
@@ -43,7 +43,8 @@ from .vision.rim_evidence import RimColours, _mix_evidence, _neutral_lift, rim_e
 from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside_rims, _rim_edge_points,
                              _wall_share_of, rim_fit_sigma)
 from .vision.rim_fit import _ray_edges  # noqa: F401 (re-exported)
-from .vision.stands import Outline, boundary_offset, foreground, outline_on_boundary, pursue, response_at, shadow
+from .vision.stands import (Outline, boundary, boundary_offset, foreground, outline_on_boundary, pursue, response_at,
+                             shadow)
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
 from .vision.tag_match import Likeness, assign, likeness
 from .vision.tags import disc_centre, read_cut_out, search_costs
@@ -53,10 +54,7 @@ from .vision.views import PlaneView, _plane_map
 KIND_BASE, KIND_OBJECTIVE, KIND_TREASURE = 0, 1, 2
 PURSUE_HAND_MARGIN_IN = 1.0  # a hand's shadow reaches about this far past it on renders
 PURSUED_SIGMA_PX = 1.5  # the 1-sigma of a stand found as foreground, per axis (see _add_sigma)
-# ... and of a larger base found so (_pursued_outline): its patch's boundary is its rim only
-# where the rim differs from the mat; on a tuning table of white rims on a pale mat, 0.1-0.25
-# in off (a 60 mm base sized 50 from its miniature's outline), one 0.5-0.6.
-PURSUED_ROUND_SIGMA_IN = 0.2
+# ... and of a larger base found so (_pursued_outline): world.PATCH_SIGMA_IN.
 TOKEN_LIKE = 0.15  # a round outline within this share of a token's size is a token's as much
 # A tagged state token (activation, damage: ids 80-99), never an objective or treasure.
 KIND_STATE = 3
@@ -106,7 +104,7 @@ class Detections:
     # not found at any size, so they say nothing of a fighter's size.
     sizes_found: bool = True
     # Places of a base's size and shape that a whole look could not name (world.Doubt).
-    doubts: tuple = ()
+    doubts: tuple[Doubt, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.from_foreground) != len(self.kind):  # (rows made without it: none so found)
@@ -668,8 +666,8 @@ class TableDetector:
             self._learn_rims(fits, {-1: lab, **platform_labs})
         bases = self._bases_from_candidates(fits, roster=platforms is None)
         # (Round bases only in a whole look: a window's bases say nothing of the roster.)
-        rounds = self.pursue_rounds and platforms is None
-        if (self._shaped and self._roster_short_of_shaped(bases)) or (rounds and self._outlines_short(bases)):
+        whole_look = self.pursue_rounds and platforms is None
+        if (self._shaped and self._roster_short_of_shaped(bases)) or (whole_look and self._outlines_short(bases)):
             # Stands too small for their rims to fit, where the bases found leave
             # foreground unexplained (_pursued_stands): the selection again, with them.
             # (Only while some side has fewer of its oval or rectangular bases found than
@@ -679,7 +677,7 @@ class TableDetector:
             if hand.any():
                 k = 2 * int(round(PURSUE_HAND_MARGIN_IN * self.px_per_in)) + 1
                 near_hand = cv2.dilate(hand.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0
-            pursued = self._pursued_stands(lab, usable & ~near_hand, evs, bases, rounds)
+            pursued = self._pursued_stands(lab, usable & ~near_hand, evs, bases, whole_look)
             if pursued:
                 bases = self._bases_from_candidates(fits + pursued, roster=platforms is None)
         return self._drop_platform_overhang(bases), t2
@@ -1021,7 +1019,7 @@ class TableDetector:
             dets.sigma_in[fg] = np.hypot(dets.sigma_in[fg], PURSUED_SIGMA_PX / self.px_per_in)
         fg = dets.from_foreground & ~stand
         if fg.any():
-            dets.sigma_in[fg] = np.hypot(dets.sigma_in[fg], PURSUED_ROUND_SIGMA_IN)
+            dets.sigma_in[fg] = np.hypot(dets.sigma_in[fg], PATCH_SIGMA_IN)
         position = getattr(self.camera, "camera_position", None)
         round_ = (dets.kind == KIND_BASE) & (dets.shape == 0)
         if lift > 0 and position is not None and round_.any():
@@ -2148,17 +2146,17 @@ class TableDetector:
         return out
 
     def _pursued_stands(self, lab: np.ndarray, usable: np.ndarray, evs: dict[tuple[int, int], np.ndarray],
-                        found: Detections, rounds: bool = False) -> list[dict]:
+                        found: Detections, whole_look: bool = False) -> list[dict]:
         """Oval and rectangular bases on the floor found as foreground of their outline
         (vision.stands.pursue; every base outline the roster lists competes, so that a
         round base's patch is not taken for a stand), each given to the side whose rim
         evidence along its outline is clearly the strongest, and placed by its rim where
         that can be fitted near. They rank below every base fitted by the usual search:
-        where that found a base, it places it. ``rounds``: round bases too, while a
+        where that found a base, it places it. ``whole_look``: any base too, while a
         side's roster lists more of an outline than were found (_pursued_outline)."""
         S = self.px_per_in
         specs = sorted({spec for _, spec in self._shaped}, key=str)
-        short = self._outlines_short(found) if rounds else {}
+        short = self._outlines_short(found) if whole_look else {}
         if self._bg_floor is None or not (short or any(
                 sp.depth_mm / MM_PER_IN * S < self.pursue_max_depth_px for sp in specs)):
             return []
@@ -2179,9 +2177,10 @@ class TableDetector:
             shapes = [Outline(k[0], k[1] / MM_PER_IN / 2 * S, k[2] / MM_PER_IN / 2 * S) for k in keys]
             if shapes:
                 fg_lit = np.where(shadow(lab, self._bg_floor), 0.0, fg).astype(np.float32)
-                offset = self._boundary_offset(fg_lit, found)
+                edge = boundary(fg_lit)
+                offset = self._boundary_offset(edge, found)
                 for p in pursue(fg_lit, shapes, threshold=self.pursue_threshold, explained=explained):
-                    c = self._pursued_outline(p, keys, shapes, fg_lit, evs, short, discs, offset)
+                    c = self._pursued_outline(p, keys, shapes, fg_lit, edge, evs, short, discs, offset)
                     if c is not None:
                         out.append(c)
         for p in pursue(fg, outlines, threshold=self.pursue_threshold, explained=explained) if any(
@@ -2223,14 +2222,14 @@ class TableDetector:
                     c.update(col=fit.cx, row=fit.cy, theta=fit.theta)
         return out
 
-    def _boundary_offset(self, fg: np.ndarray, found: Detections) -> float:
+    def _boundary_offset(self, edge: np.ndarray, found: Detections) -> float:
         """How far outside a base's edge its foreground ends on this table (view pixels),
         measured on the round bases this look fitted by their rims on the floor
         (``boundary_offset``); ``pursue_round_offset_px`` without any."""
         keep = (found.kind == KIND_BASE) & (found.shape == 0) & ~found.from_foreground & (np.abs(found.xyz[:, 2]) < 0.05)
         S = self.px_per_in
         centres = self.floor.to_pixel(found.xyz[keep, :2])
-        off = boundary_offset(fg, centres, found.base_mm[keep] / MM_PER_IN / 2 * S)
+        off = boundary_offset(edge, centres, found.base_mm[keep] / MM_PER_IN / 2 * S)
         return self.pursue_round_offset_px if off is None else off
 
     def _outlines_short(self, found: Detections) -> dict[tuple[int, tuple[str, float, float]], int]:
@@ -2253,11 +2252,12 @@ class TableDetector:
         self._doubts.append((float(xy[0]), float(xy[1]), 0.0, o.hx / self.px_per_in, sorted(sides)))
 
     def _pursued_outline(self, p: Any, keys: list[tuple[str, float, float]], shapes: list[Outline], fg: np.ndarray,
-                         evs: dict[tuple[int, int], np.ndarray], short: dict, discs: list, offset: float) -> dict | None:
+                         edge: np.ndarray, evs: dict[tuple[int, int], np.ndarray], short: dict, discs: list,
+                         offset: float) -> dict | None:
         """A base's patch of foreground (``pursue``), its outline, centre and turn those of
         the roster outline running along the patch's boundary (``outline_on_boundary``;
         ``keys``: the outlines as (shape, width mm, depth mm), ``shapes`` in view
-        pixels), as a base of that outline when its rim names a side short of it, or,
+        pixels; ``edge``: the boundary of ``fg``), as a base of that outline when its rim names a side short of it, or,
         where no rim shows (a rim of the mat's colour), when one side alone is short of
         an outline near it and no other side's rim colour shows there
         (``vision.pursuit.side_of_patch``); None otherwise."""
@@ -2266,7 +2266,7 @@ class TableDetector:
                if abs(d.hx - o.hx) > TOKEN_LIKE * d.hx or o.turns):
             return None  # (a disc of a token's own size: the token search after decides, _settle_discs)
         S = self.px_per_in
-        k, cx, cy, theta, share = outline_on_boundary(fg, p.col, p.row, shapes, reach=self.pursue_round_reach_in * S,
+        k, cx, cy, theta, share = outline_on_boundary(edge, p.col, p.row, shapes, reach=self.pursue_round_reach_in * S,
                                                       offset=offset)
         if k < 0 or share < self.pursue_round_share:
             self._doubt(p.col, p.row, shapes[p.outline], {si for si, _ in short})

@@ -82,6 +82,13 @@ class Token:
     occluded: bool = False
 
 
+#: The 1-sigma of where a base placed from its patch of foreground lies (a large base
+#: found so, or a Doubt): its patch's boundary is its rim only where the rim differs from
+#: the mat; on a tuning table of white rims on a pale mat, 0.1-0.25 in off (a 60 mm base
+#: sized 50 from its miniature's outline), one 0.5-0.6.
+PATCH_SIGMA_IN = 0.2
+
+
 @dataclass(frozen=True)
 class Doubt:
     """A place where the camera saw something of a base's size that it could not name:

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from tracker.world import WorldState
+from tracker.world import PATCH_SIGMA_IN, WorldState
 
 from . import quotes
 from .measure import closest, sigma_of
@@ -33,8 +33,6 @@ from .ruling import NO, TOO_CLOSE, YES, Measurement, Ruling, combined_sigma, dis
 
 #: "within 3\"" of an objective.
 CONTROL_RANGE_IN = 3.0
-#: The 1-sigma of where a place the camera could not name (a Doubt) lies.
-DOUBT_SIGMA_IN = 0.2
 
 
 @dataclass(frozen=True)
@@ -121,11 +119,12 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
             meas.append(Measurement(f"{f.id} (side {f.side})", c.distance, CONTROL_RANGE_IN, sig, v, "<=", note))
             lines[f.id] = {"from": list(c.a), "to": list(c.b), "side": f.side}
         doubts = []
+        hi_seen = dict(hi)  # (what the fighters alone allow: whether the doubts are what makes it close)
         for q in state.doubts:
             # A place the camera could not name that may hold a fighter: counted as one
             # that might be within 3" (of any side it could be) where its base could reach.
             reach = max(0.0, math.hypot(q.x - tok.x, q.y - tok.y) - q.radius_in)
-            if reach <= CONTROL_RANGE_IN + 2 * combined_sigma(DOUBT_SIGMA_IN, sigma_of(tok)):
+            if reach <= CONTROL_RANGE_IN + 2 * combined_sigma(PATCH_SIGMA_IN, sigma_of(tok)):
                 for side in q.sides:
                     hi[side] = hi.get(side, 0) + 1
                 doubts.append({"x": q.x, "y": q.y, "sides": list(q.sides), "distance": round(reach, 3)})
@@ -140,7 +139,7 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
             pivotal = uncertain
             if pivotal:
                 notes.append("too close to call: " + ", ".join(pivotal) + " within 2 sigma of 3\" could change who gains control")
-            if doubts and len(_possible_gainers(lo, {s: n - sum(s in q["sides"] for q in doubts) for s, n in hi.items()})) < 2:
+            if doubts and len(_possible_gainers(lo, hi_seen)) < 2:
                 notes.append("too close to call: the camera saw something of a base's size it could not name "
                              + "; ".join(f"at ({q['x']:.1f}, {q['y']:.1f}), {q['distance']:.1f}\" away, "
                                          f"perhaps a fighter of side {' or '.join(map(str, q['sides']))}" for q in doubts)

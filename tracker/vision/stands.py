@@ -233,28 +233,28 @@ def _parabola(a: float, b: float, c: float) -> float:
     return 0.0 if den >= 0 else float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
 
 
-def _boundary(fg: np.ndarray) -> np.ndarray:
-    """The pixels on the edge of the foreground (fg >= 0.5), 1 there, else 0."""
+def boundary(fg: np.ndarray) -> np.ndarray:
+    """The pixels on the edge of the foreground (fg >= 0.5), 1 there, else 0: what
+    ``boundary_offset`` and ``outline_on_boundary`` read (made once a look)."""
     inside = (fg >= 0.5).astype(np.uint8)
     return cv2.morphologyEx(inside, cv2.MORPH_GRADIENT, np.ones((3, 3), np.uint8)).astype(np.float32)
 
 
-def boundary_offset(fg: np.ndarray, centres: np.ndarray, radii: np.ndarray,
+def boundary_offset(edge: np.ndarray, centres: np.ndarray, radii: np.ndarray,
                     offsets: np.ndarray = np.arange(-1.0, 4.01, 0.25), width: float = 1.5) -> float | None:
     """How far outside a base's edge (view pixels) the boundary of its foreground runs on
     this table: blur, and the base's contact shadow, spread its patch by a pixel or
     more. Measured on bases whose edges are known (``centres`` (col, row) and ``radii``
     of bases fitted by their rims): the offset whose circles lie most along the
-    boundary, or None without such bases.
+    boundary (``edge``: ``boundary`` of the foreground), or None without such bases.
 
     >>> fg = np.zeros((60, 60), np.float32); _ = cv2.circle(fg, (30, 30), 14, 1.0, -1)
-    >>> 1.5 <= boundary_offset(fg, np.array([[30.0, 30.0]]), np.array([12.0])) <= 2.0  # (the edge: 2 px wide)
+    >>> 1.5 <= boundary_offset(boundary(fg), np.array([[30.0, 30.0]]), np.array([12.0])) <= 2.0  # (the edge: 2 px wide)
     True
     """
     if len(centres) == 0:
         return None
-    edge = _boundary(fg)
-    H, W = fg.shape
+    H, W = edge.shape
     total = np.zeros(len(offsets))
     for (c, r), rad in zip(np.asarray(centres, float), np.asarray(radii, float)):
         for i, off in enumerate(offsets):
@@ -269,21 +269,25 @@ def boundary_offset(fg: np.ndarray, centres: np.ndarray, radii: np.ndarray,
     return float(offsets[int(np.argmax(total))])
 
 
+@functools.lru_cache(maxsize=1024)
 def _outline_ring(outline: Outline, theta: float, offset: float, width: float) -> np.ndarray:
-    """A thin band along ``outline`` grown by ``offset`` px, turned ``theta``, summing to 1."""
+    """A thin band along ``outline`` grown by ``offset`` px, turned ``theta``, summing to 1
+    (kept: a table's outlines, turns and offset repeat every placement; read-only)."""
     R = int(math.ceil(math.hypot(outline.hx, outline.hy) + offset + width)) + 1
     yy, xx = np.mgrid[-R:R + 1, -R:R + 1].astype(np.float32)
     c, s = math.cos(theta), math.sin(theta)
     sd = _sd(outline.shape, xx * c + yy * s, -xx * s + yy * c, outline.hx, outline.hy)
     band = (np.abs(sd - offset) <= width / 2).astype(np.float32)
-    return band / band.sum()
+    band /= band.sum()
+    band.setflags(write=False)
+    return band
 
 
-def outline_on_boundary(fg: np.ndarray, col: float, row: float, outlines: list[Outline], reach: float,
+def outline_on_boundary(edge: np.ndarray, col: float, row: float, outlines: list[Outline], reach: float,
                         width: float = 1.5, offset: float = 0.0, n_angles: int = 24,
                         ) -> tuple[int, float, float, float, float]:
     """Which of ``outlines`` (view pixels) a patch of foreground at (``col``, ``row``)
-    has, where its centre lies (within ``reach``) and how it is turned: the outline lying
+    (``edge``: ``boundary`` of the foreground) has, where its centre lies (within ``reach``) and how it is turned: the outline lying
     most along the patch's boundary. A base's patch is its outline plus, on some sides,
     its shadow or its miniature's overhang; those move the boundary outwards only where
     they are, so the base's own outline still runs along the boundary elsewhere, while
@@ -297,31 +301,31 @@ def outline_on_boundary(fg: np.ndarray, col: float, row: float, outlines: list[O
     >>> fg = np.zeros((80, 80), np.float32)
     >>> _ = cv2.circle(fg, (48, 40), 15, 0.8, -1)  # a shadow to one side
     >>> _ = cv2.circle(fg, (40, 40), 15, 1.0, -1)  # the base
-    >>> k, c, r, _, share = outline_on_boundary(fg, 44.0, 40.0, [Outline("round", h, h) for h in (12, 15, 19)], 6)
+    >>> k, c, r, _, share = outline_on_boundary(boundary(fg), 44.0, 40.0, [Outline("round", h, h) for h in (12, 15, 19)], 6)
     >>> k, round(c), round(r), share > 0.4
     (1, 40, 40, True)
     >>> fg = np.zeros((80, 80), np.float32)
     >>> _ = cv2.ellipse(fg, (40, 40), (22, 12), 30, 0, 360, 1.0, -1)  # an oval turned 30 degrees
-    >>> k, c, r, th, share = outline_on_boundary(fg, 42.0, 41.0, [Outline("oval", 22, 12), Outline("round", 16, 16)], 4)
+    >>> k, c, r, th, share = outline_on_boundary(boundary(fg), 42.0, 41.0, [Outline("oval", 22, 12), Outline("round", 16, 16)], 4)
     >>> k, round(c), round(r), round(math.degrees(th)) % 180, share > 0.5
     (0, 40, 40, 30, True)
     """
-    edge = _boundary(fg)
-    H, W = fg.shape
+    H, W = edge.shape
     best = (-1, col, row, 0.0, 0.0)
     for k, o in enumerate(outlines):
+        # (A turned outline's kernel is the same size at every turn: one window for all.)
+        R = _outline_ring(o, 0.0, offset, width).shape[0] // 2 + int(math.ceil(reach)) + 1
+        r0, c0 = int(round(row)) - R, int(round(col)) - R
+        a0, a1, b0, b1 = max(r0, 0), min(r0 + 2 * R + 1, H), max(c0, 0), min(c0 + 2 * R + 1, W)
+        if a0 >= a1 or b0 >= b1:
+            continue
+        win = np.zeros((2 * R + 1, 2 * R + 1), np.float32)
+        win[a0 - r0:a1 - r0, b0 - c0:b1 - c0] = edge[a0:a1, b0:b1]
+        yy, xx = np.mgrid[0:2 * R + 1, 0:2 * R + 1]
+        beyond = np.hypot(xx - (col - c0), yy - (row - r0)) > reach
         for theta in (np.arange(n_angles) * (math.pi / n_angles) if o.turns else [0.0]):
-            kern = _outline_ring(o, float(theta), offset, width)
-            R = kern.shape[0] // 2 + int(math.ceil(reach)) + 1
-            r0, c0 = int(round(row)) - R, int(round(col)) - R
-            win = np.zeros((2 * R + 1, 2 * R + 1), np.float32)
-            a0, a1, b0, b1 = max(r0, 0), min(r0 + 2 * R + 1, H), max(c0, 0), min(c0 + 2 * R + 1, W)
-            if a0 >= a1 or b0 >= b1:
-                continue
-            win[a0 - r0:a1 - r0, b0 - c0:b1 - c0] = edge[a0:a1, b0:b1]
-            resp = cv2.filter2D(win, -1, kern, borderType=cv2.BORDER_CONSTANT)
-            yy, xx = np.mgrid[0:2 * R + 1, 0:2 * R + 1]
-            resp[np.hypot(xx - (col - c0), yy - (row - r0)) > reach] = -1.0
+            resp = cv2.filter2D(win, -1, _outline_ring(o, float(theta), offset, width), borderType=cv2.BORDER_CONSTANT)
+            resp[beyond] = -1.0
             pr, pc = np.unravel_index(int(np.argmax(resp)), resp.shape)
             share = float(resp[pr, pc])
             if share > best[4]:
