@@ -42,6 +42,7 @@ def epic_pipeline():
 
 EPIC_720P_SEED = 100047  # a tuning-split Epic table (benchmarks/corpus.py)
 WHITE_RIMS_720P_SEED = 100002  # a tuning-split Warcry table: white rims on a pale mat
+SKIN_UNIT_720P_SEED = 100007  # a tuning-split Epic table: a yellow unit the colour of skin
 
 
 def _tuning_table(request, seed: int, kind: str, name: str) -> Path:
@@ -108,6 +109,15 @@ def _first_frame(table: tuple[Path, dict]) -> tuple:
 def epic_720p(epic_720p_table):
     """``epic_720p_table``'s pipeline (this module's own), first frame and its truth."""
     return _first_frame(epic_720p_table)
+
+
+@pytest.fixture(scope="session")
+def skin_unit_720p_table(request, tmp_path_factory):
+    """An Epic table of the shared renderer at 1280x720 whose yellow units, blurred with
+    their miniatures, are skin-coloured patches of a hand's size (tuning seed 100007, one
+    frame, no hand in it), and a fresh calibration cache for it."""
+    folder = _tuning_table(request, SKIN_UNIT_720P_SEED, "epic", "skin-unit")
+    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-skin"))}
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ from .world import MM_PER_IN, PATCH_SIGMA_IN, Doubt, TerrainPiece
 from .vision.bare import BARE_SHARE, changed_share
 from .vision.colour import TableLight, paper_white
 from .vision.colour import detector_lab as _lab
+from .vision.hands import hand_skin
 from .vision.filters import (_blob_boxes, _correlate_many, _filter_many, _local_maxima, _nearest_peak_key,
                              _subpixel_peaks, ring_kernel)
 from .vision.pursuit import along_outline, roster_short, side_of_patch
@@ -1666,34 +1667,16 @@ class TableDetector:
         return last[3] if core else last[2]
 
     def _find_hands(self, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The hand mask grown, and the skin itself (both at the floor view's size)."""
-        coarse_bgr = self.floor_hands.sample(frame)
-        S = self.floor_hands.px_per_in
+        """The hand mask grown, and the skin itself (both at the floor view's size):
+        ``vision.hands.hand_skin`` in the coarse view."""
         H, W = self.floor.shape
-        none = np.zeros((H, W), bool)
-        ycc = cv2.cvtColor(coarse_bgr, cv2.COLOR_BGR2YCrCb)
-        skin = cv2.inRange(ycc, (40, 138, 77), (255, 178, 127))
-        if not cv2.countNonZero(skin):
-            return none, none  # (no skin colour anywhere: nothing below can find any)
-        if self._bg_hands is not None:
-            # Changed from the empty table: |dL| + |da| + |db| over 12 (summed by cv2.transform).
-            change = cv2.transform(cv2.absdiff(_lab(coarse_bgr), self._bg_hands), np.ones((1, 3)))
-            skin &= cv2.compare(change, 12, cv2.CMP_GT)
-        k = max(3, int(S * 0.15) | 1)
-        skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
-        # A hand covers well over 6 square inches; the largest base (130 mm) is ~20.
-        if cv2.countNonZero(skin) <= 6.0 * S ** 2:
-            return none, none  # (too little skin colour in all for one hand)
-        # 16-bit labels where they must suffice (each blob left by the opening holds the
-        # structuring element, 5 pixels at least): the same labels, cheaper to write.
-        ltype = cv2.CV_16U if skin.size < 5 * 65000 else cv2.CV_32S
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8, ltype=ltype)
-        big = np.zeros(n, bool)
-        big[1:] = stats[1:, cv2.CC_STAT_AREA] > 6.0 * S ** 2
-        if not big.any():
+        skin = hand_skin(self.floor_hands.sample(frame), self._bg_hands, self.floor_hands.valid,
+                         self.floor_hands.px_per_in)
+        if not skin.any():
+            none = np.zeros((H, W), bool)
             return none, none
-        skin = big[labels].astype(np.uint8)
-        g = int(S * 2 * HAND_MASK_GROWTH_IN) | 1
+        skin = skin.astype(np.uint8)
+        g = int(self.floor_hands.px_per_in * 2 * HAND_MASK_GROWTH_IN) | 1
         mask = cv2.dilate(skin, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (g, g)))
         return (cv2.resize(mask, (W, H), interpolation=cv2.INTER_NEAREST) > 0,
                 cv2.resize(skin, (W, H), interpolation=cv2.INTER_NEAREST) > 0)
