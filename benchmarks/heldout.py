@@ -174,18 +174,18 @@ def control_table(recs: list[dict], tr: Pool) -> dict:
     out = {}
     print("objective control: rules on the tracker's state vs on the truth (per objective-frame)")
     print(f"{'':14s}{'objective-frames':>17s}{'agree [95 % CI]':>26s}{'too close':>10s}{'wrong':>7s}"
-          f"{'of which missing':>18s}{'extra':>7s}{'agreeing yet flagged':>22s}")
+          f"{'of which missing':>18s}{'unseen, said':>14s}{'extra':>7s}{'agreeing yet flagged':>22s}")
     for name, sub in (("all", recs), ("warcry kinds", [r for r in recs if r["kind"] != "epic"]),
                       ("epic", [r for r in recs if r["kind"] == "epic"])):
         if not sub:
             continue
         p = tr if sub is recs else Pool(tallies(sub, "tracker"))
         e = estimate(p, METRICS["control_agreement"])
-        row = {k: p.total(f"ctl_{k}") for k in ("n", "agree", "flag", "wrong", "missing", "extra", "agree_flag")}
+        row = {k: p.total(f"ctl_{k}") for k in ("n", "agree", "flag", "wrong", "missing", "unseen", "extra", "agree_flag")}
         row["agreement"] = e
         out[name] = row
         print(f"{name:14s}{row['n']:>17d}{fmt(e, 'control'):>26s}{row['flag']:>10d}{row['wrong']:>7d}"
-              f"{row['missing']:>18d}{row['extra']:>7d}{row['agree_flag']:>22d}")
+              f"{row['missing']:>18d}{row['unseen']:>14d}{row['extra']:>7d}{row['agree_flag']:>22d}")
     return out
 
 

@@ -12,9 +12,11 @@ only turns a verdict into "too close to call"), and only the tracker's verdict i
 A ruling is reduced to ``{x, y, controller, verdict}``; the truth's and the tracker's are
 paired by position (minimum-cost matching within 0.75 in, the scorer's own ``match``).
 Per true objective-frame: ``agree`` (same controller, None included); ``flagged`` (a
-different controller, but the tracker's verdict is too close to call); ``wrong`` (a
-different controller called outright, or the objective missing from the tracker's
-state: ``missing`` counts those). Tracker objectives with no true one are ``extra``.
+different controller, but the tracker's verdict is too close to call); ``unseen`` (not
+in the tracker's state, and its rules said so: set up, not in sight, look at the table);
+``wrong`` (a different controller called outright, or the objective missing from the
+tracker's state unsaid: ``missing`` counts those). Tracker objectives with no true one
+are ``extra``.
 """
 
 from __future__ import annotations
@@ -49,31 +51,57 @@ def truth_state(frame: dict) -> WorldState:
 
 
 def control_rulings(state: WorldState, epic_config: Any = None) -> list[dict]:
-    """Who controls each objective of ``state``: ``[{x, y, controller, verdict}]``.
-    Warcry rules without ``epic_config``, Epic rules with it."""
+    """Who controls each objective of ``state``: ``[{x, y, controller, verdict, tag}]``
+    (``tag``: the objective's tag id, None if untagged). Warcry rules without
+    ``epic_config``, Epic rules with it. An objective the rules call unseen (set up, not
+    in sight) has no place (x, y None) and ``unseen`` True."""
     if epic_config is None:
         from tracker.rules.warcry import objective_control
 
+        tags = {t.id: t.tag_id for t in state.tokens}
         res = objective_control(state)
-        return [{"x": r.details["token"][0], "y": r.details["token"][1],
-                 "controller": res.control.get(r.subject), "verdict": r.verdict} for r in res.rulings]
+        out = []
+        for r in res.rulings:
+            where = r.details.get("token")
+            tag = tags.get(r.subject)
+            if where is None and r.subject.removeprefix("objective-").isdigit():
+                tag = int(r.subject.removeprefix("objective-"))
+            out.append({"x": where[0] if where else None, "y": where[1] if where else None,
+                        "controller": res.control.get(r.subject), "verdict": r.verdict, "tag": tag,
+                        "unseen": where is None})
+        return out
     from tracker.epic import markers_in_state
     from tracker.rules.epic import control
 
     where = {m.id: (m.x_cm / CM_PER_IN, m.y_cm / CM_PER_IN) for m in markers_in_state(state, epic_config)}
+    tags = {o.id: o.tag_id for o in epic_config.objectives}
     res = control(state, epic_config)
-    return [{"x": where[r.subject][0], "y": where[r.subject][1], "controller": res.control.get(r.subject),
-             "verdict": r.verdict} for r in res.rulings if r.subject in where]
+    return [{"x": where[r.subject][0] if r.subject in where else None,
+             "y": where[r.subject][1] if r.subject in where else None,
+             "controller": res.control.get(r.subject), "verdict": r.verdict, "tag": tags.get(r.subject),
+             "unseen": bool(r.details.get("unseen"))}
+            for r in res.rulings if r.subject in where or r.details.get("unseen")]
 
 
 def compare(truth: list[dict], tracked: list[dict], match: Callable) -> dict[str, int]:
-    """Counts of one frame's true objectives by how the tracker's ruling agrees."""
-    pairs = match([(r["x"], r["y"]) for r in truth], [(r["x"], r["y"]) for r in tracked], GATE_IN)
-    got = {i: j for i, j, _ in pairs}
-    out = {"ctl_n": len(truth), "ctl_agree": 0, "ctl_flag": 0, "ctl_wrong": 0, "ctl_missing": 0,
-           "ctl_extra": len(tracked) - len(pairs), "ctl_agree_flag": 0}
+    """Counts of one frame's true objectives by how the tracker's ruling agrees. A true
+    objective with no tracked one at its place is ``unseen`` (flagged: the rules said it
+    is set up but not in sight, "look at the table") when an unseen ruling of its tag, or
+    one that names no tag, is left for it; else ``missing`` (and wrong)."""
+    placed = [j for j, r in enumerate(tracked) if not r.get("unseen")]
+    pairs = match([(r["x"], r["y"]) for r in truth], [(tracked[j]["x"], tracked[j]["y"]) for j in placed], GATE_IN)
+    got = {i: placed[j] for i, j, _ in pairs}
+    unseen = [r for r in tracked if r.get("unseen")]
+    out = {"ctl_n": len(truth), "ctl_agree": 0, "ctl_flag": 0, "ctl_wrong": 0, "ctl_missing": 0, "ctl_unseen": 0,
+           "ctl_extra": len(placed) - len(pairs), "ctl_agree_flag": 0}
     for i, t in enumerate(truth):
         if i not in got:
+            said = next((u for u in unseen if u["tag"] is not None and u["tag"] == t.get("tag")), None) \
+                or next((u for u in unseen if u["tag"] is None), None)
+            if said is not None:
+                unseen.remove(said)
+                out["ctl_unseen"] += 1
+                continue
             out["ctl_wrong"] += 1
             out["ctl_missing"] += 1
             continue

@@ -204,3 +204,63 @@ def test_doubts_round_trip_and_are_checked():
     d["doubts"][0]["sides"] = [-1]
     with pytest.raises(StateError, match=r"doubts\[0\]\.sides\[0\]"):
         parse_world_state(d)
+
+
+# -- objectives the set-up lists and the camera does not see ----------------------------
+def test_an_unseen_objective_is_ruled_too_close_to_call_and_keeps_its_control():
+    """A judge's photo in which one of the set-up's objectives is hidden: the call for it
+    says it cannot be measured and to look at the table, instead of being left out."""
+    from dataclasses import replace
+
+    s = replace(state([fighter("a", 0, 2, 0)], [objective("objective-41")]), unseen_objectives=("objective-42",))
+    r = objective_control(s, previous={"objective-42": 1})
+    assert [x.subject for x in r.rulings] == ["objective-41", "objective-42"]
+    seen, unseen = r.rulings
+    assert seen.verdict == "yes" and unseen.verdict == "too close to call"
+    assert unseen.measured is None and unseen.details["unseen"] and unseen.details["token"] is None
+    assert any("look at the table" in n for n in unseen.notes)
+    assert "side 1 keeps it" in unseen.outcome
+    assert r.control == {"objective-41": 0, "objective-42": 1}  # carried over, as for any objective out of the state
+    assert objective_control(s).control == {"objective-41": 0}  # nothing invented for one never controlled
+    json.dumps(r.to_dict())
+
+
+def test_unseen_objectives_round_trip_and_are_checked():
+    from tracker.rules.schema import StateError, parse_world_state
+    from tracker.world import WorldState
+
+    s = WorldState(unseen_objectives=("objective-42", "objective-untagged-1"))
+    d = json.loads(json.dumps(s.to_dict()))
+    assert WorldState.from_dict(d) == s and parse_world_state(d) == s
+    d["unseen_objectives"] = ["objective-42", 7]
+    with pytest.raises(StateError, match=r"unseen_objectives\[1\]"):
+        parse_world_state(d)
+
+
+def test_a_still_lists_the_objectives_of_the_set_up_it_did_not_find():
+    from tracker.config import GameConfig
+    from tracker.detection import KIND_BASE, KIND_OBJECTIVE, Detections
+    from tracker.tracking import still_state
+
+    cfg = GameConfig.from_dict({"sides": [{"colour": "red", "rim_bgr": [0, 0, 200]}, {"colour": "blue", "rim_bgr": [200, 0, 0]}],
+                                "tokens": {"objective": {"tag_ids": [41, 42], "untagged": 1}}})
+    d = Detections.from_rows([{"xyz": (5.0, 2.0, 0.0), "kind": KIND_BASE, "side": 1, "base_mm": 32.0},
+                              {"xyz": (9.0, 4.0, 0.0), "kind": KIND_OBJECTIVE, "tag_id": 42}])
+    st = still_state(d, cfg)
+    assert st.unseen_objectives == ("objective-41", "objective-untagged-1")
+    r = objective_control(st)
+    assert [x.verdict for x in r.rulings if x.details.get("unseen")] == ["too close to call"] * 2
+
+
+def test_an_epic_marker_the_game_lists_and_the_state_lacks_is_ruled_unseen():
+    from tracker.epic import EpicConfig, ObjectiveSpec
+    from tracker.rules.epic import control
+
+    cfg = EpicConfig(objectives=(ObjectiveSpec("obj50", 0, "take-and-hold", 50),
+                                 ObjectiveSpec("obj51", 1, "cleanse", 51)))
+    s = state([], [objective("objective-50", 10.0, 10.0, tag_id=50)])
+    res = control(s, cfg)
+    by = {r.subject: r for r in res.rulings}
+    assert by["obj51"].verdict == "too close to call" and by["obj51"].details["unseen"]
+    assert "obj51" not in res.control and "obj50" in res.control
+    assert control(s, cfg, removed=("obj51",)).rulings[-1].subject == "obj50"  # a removed marker is not missed

@@ -16,7 +16,7 @@ that fighter, who carries it until a treasure token appears beside it again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -204,7 +204,7 @@ class FighterTracker:
             self._doubts = tuple(dets.doubts)
         return WorldState(frame_index=index, time_s=time_s, fighters=fighters, tokens=tokens,
                           terrain=dets.terrain, hands_over_table=dets.hands, state_tokens=state_tokens,
-                          doubts=_undoubted(self._doubts, fighters),
+                          doubts=_undoubted(self._doubts, fighters), unseen_objectives=unseen_objectives(self.config, tokens),
                           extra={"events": [e.to_dict() for e in self.events[-50:]]})
 
     # -- fighters ----------------------------------------------------------------------
@@ -656,7 +656,37 @@ def still_state(dets: Detections, config: GameConfig, index: int = 0, time_s: fl
                             diameter_in=config.tokens[kind].diameter_in, sigma_in=float(toks.sigma_in[k])))
     return WorldState(frame_index=index, time_s=time_s, fighters=tuple(fighters),
                       tokens=tuple(sorted(tokens, key=lambda t: t.id)), terrain=dets.terrain,
-                      hands_over_table=dets.hands, doubts=_undoubted(tuple(dets.doubts), tuple(fighters)))
+                      hands_over_table=dets.hands, doubts=_undoubted(tuple(dets.doubts), tuple(fighters)),
+                      unseen_objectives=unseen_objectives(config, tokens))
+
+
+def unseen_objectives(config: GameConfig, tokens: Sequence[Token]) -> tuple[str, ...]:
+    """The objectives ``config`` lists (``tokens.objective``: its tag ids and untagged
+    count) that ``tokens`` do not hold: a judge must look at the table for those, the
+    camera cannot measure their control. Tagged ones by id (``objective-<tag>``); an
+    untagged one ``objective-untagged-<n>``. An objective token whose tag was not read
+    may be any of the missing tagged ones or an untagged one: then only how many are
+    missing is known (``objective-unseen-<n>``).
+
+    >>> cfg = GameConfig.from_dict({"sides": [{"colour": "red", "rim_bgr": [0, 0, 200]},
+    ...     {"colour": "blue", "rim_bgr": [200, 0, 0]}], "tokens": {"objective": {"tag_ids": [41, 42, 43], "untagged": 1}}})
+    >>> unseen_objectives(cfg, [Token("objective-42", "objective", 5.0, 5.0, tag_id=42)])
+    ('objective-41', 'objective-43', 'objective-untagged-1')
+    >>> unseen_objectives(cfg, [Token("objective-42", "objective", 5.0, 5.0, tag_id=42),
+    ...                         Token("objective-u1", "objective", 9.0, 5.0)])
+    ('objective-unseen-1', 'objective-unseen-2')
+    """
+    spec = config.tokens.get("objective")
+    if spec is None:
+        return ()
+    objectives = [t for t in tokens if t.kind == "objective"]
+    read = {t.tag_id for t in objectives if t.tag_id is not None}
+    tagged = [f"objective-{i}" for i in spec.tag_ids if i not in read]
+    unread = sum(t.tag_id is None for t in objectives)
+    if not unread:
+        return tuple(tagged) + tuple(f"objective-untagged-{n}" for n in range(1, spec.untagged + 1))
+    missing = len(tagged) + spec.untagged - unread
+    return tuple(f"objective-unseen-{n}" for n in range(1, missing + 1))
 
 
 def _undoubted(doubts: tuple, fighters: tuple) -> tuple:

@@ -240,6 +240,9 @@ class WorldState:
     hands_over_table: bool = False
     # Places the camera could not name that may hold a fighter (a whole look's; see Doubt).
     doubts: tuple[Doubt, ...] = ()
+    # Objectives the game's set-up lists that the camera does not see now (see
+    # tracking.unseen_objectives): their control cannot be measured.
+    unseen_objectives: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def fighter(self, fighter_id: str) -> Fighter:
@@ -303,6 +306,7 @@ class WorldState:
             hands_over_table=bool(d.get("hands_over_table", False)),
             doubts=tuple(Doubt(**{**_known(Doubt, q), "sides": tuple(int(s) for s in q.get("sides", ()))})
                          for q in d.get("doubts") or ()),
+            unseen_objectives=tuple(str(o) for o in d.get("unseen_objectives") or ()),
             extra=dict(d.get("extra", {})),
         )
 

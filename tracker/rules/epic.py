@@ -340,8 +340,12 @@ def control(state: WorldState, config: EpicConfig, markers: Sequence[ObjectiveMa
     Capture: the owner controls it if one of the owner's units is in base contact with the
     marker: a stand's base within ``contact_tolerance_cm`` of the marker's rim (the
     marker's radius from its centre).
+
+    With the markers taken from the state, a configured marker the state does not hold
+    gets a ruling too: too close to call, look at the table (and no entry in ``control``).
     """
-    if markers is None:
+    from_state = markers is None
+    if from_state:
         markers = markers_in_state(state, config)
     units = units_in_state(state, config)
     tol = config.options.contact_tolerance_cm
@@ -437,6 +441,22 @@ def control(state: WorldState, config: EpicConfig, markers: Sequence[ObjectiveMa
                                            "battle_round": battle_round, "nearest_stands": lines})
         out[m.id] = m.owner if ok else None
         rulings.append(r)
+    if from_state:
+        seen = {m.id for m in markers}
+        for spec in config.objectives:
+            if spec.id in seen or spec.id in removed or spec.type not in ("take-and-hold", "cleanse", "capture"):
+                continue
+            # A marker the config lists and the camera does not see (hidden, its tag
+            # unreadable): nothing can be measured, so no call is made.
+            rulings.append(Ruling(
+                "control", spec.id, q.CAPTURE_CONTROL if spec.type == "capture" else (
+                    q.TAKE_AND_HOLD_CONTROL if spec.type == "take-and-hold" else q.CLEANSE_CONTROL),
+                TOO_CLOSE, measured=None, threshold=tol if spec.type == "capture" else CONTROL_RANGE_CM, margin=0.0,
+                comparison="<=", outcome="not in sight of the camera: control cannot be measured",
+                notes=(f"too close to call: the game lists {spec.id} but the camera does not see it now "
+                       "(hidden, moved, or its tag unreadable): look at the table",),
+                details={**CM, "type": spec.type, "owner": spec.owner, "controller": None, "unseen": True,
+                         "battle_round": battle_round}))
     return EpicControl(out, tuple(rulings))
 
 

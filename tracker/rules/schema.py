@@ -203,6 +203,13 @@ def _doubt(d: Any, where: str) -> dict[str, Any]:
             "radius_in": r.num("radius_in", minimum=0.0), "sides": sides}
 
 
+def _ids(items: list, where: str) -> list[str]:
+    for i, v in enumerate(items):
+        if not isinstance(v, str) or not v:
+            raise StateError(f"{where}[{i}]: {v!r} is not an objective id (a non-empty string)")
+    return list(items)
+
+
 def parse_world_state(d: Any) -> WorldState:
     """Check a world-state dict (as ``WorldState.to_dict()`` writes it) and read it.
     Raises :class:`StateError` (a UserError) naming the first bad field."""
@@ -230,7 +237,8 @@ def parse_world_state(d: Any) -> WorldState:
              "fighters": fighters, "tokens": tokens, "terrain": terrain,
              "calibration_health": r.str_("calibration_health", "ok"),
              "hands_over_table": r.bool_("hands_over_table", False),
-             "doubts": [_doubt(q, f"doubts[{i}]") for i, q in enumerate(r.list_("doubts", []))], "extra": dict(extra)}
+             "doubts": [_doubt(q, f"doubts[{i}]") for i, q in enumerate(r.list_("doubts", []))],
+             "unseen_objectives": _ids(r.list_("unseen_objectives", []), "unseen_objectives"), "extra": dict(extra)}
     return WorldState.from_dict(clean)
 
 

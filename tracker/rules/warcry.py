@@ -86,6 +86,8 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
     ``"too close to call"`` when fighters whose distance is within 2 sigma of 3" could,
     between them, change who gains. ``control`` always follows the measured distances.
     Occluded fighters count at their last known position and the ruling says so.
+    An objective the state lists as unseen (``WorldState.unseen_objectives``) gets a
+    ruling too: too close to call, look at the table (its control, if any, carried over).
     """
     prev = dict(previous or {})
     control: dict[str, int | None] = dict(prev)
@@ -167,4 +169,20 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
                      "uncertain_fighters": uncertain, "pivotal_fighters": pivotal,
                      "possible_gainers": sorted(possible, key=lambda x: (x is None, x)), "doubts": doubts,
                      "lines": lines}))
+    for oid in state.unseen_objectives:
+        # An objective the set-up lists and the camera does not see (hidden, moved off,
+        # its tag unreadable): no distance to it can be measured, so no call is made.
+        before = prev.get(oid)
+        keeps = f"side {before} keeps it until it is seen" if before is not None else "uncontrolled until seen"
+        rulings.append(Ruling(
+            question="control", subject=oid, rule=quotes.CONTROL, verdict=TOO_CLOSE,
+            measured=None, threshold=CONTROL_RANGE_IN, margin=0.0, comparison="<=",
+            outcome=f"not in sight of the camera: control cannot be measured; {keeps}",
+            notes=(f"too close to call: the set-up lists {oid} but the camera does not see it now "
+                   "(hidden, moved, or its tag unreadable): look at the table",),
+            also=(quotes.CONTROL_PERSISTS,),
+            details={"battle_round": battle_round, "token": None, "unseen": True, "counts": {},
+                     "previous": before, "controller": before, "gained_by": None,
+                     "uncertain_fighters": [], "pivotal_fighters": [], "possible_gainers": [], "doubts": [],
+                     "lines": {}}))
     return ControlResult(control=control, rulings=tuple(rulings))
