@@ -1551,9 +1551,11 @@ class TableDetector:
             # A printed tag on paper as pale as the mat changes the picture only where its
             # black is: no ring for the passes above. Its body is a compact patch of
             # change the size of the tag, with unchanged table round it; such patches
-            # are read for a tag (and are tokens only if one is read).
+            # are read for a tag (and are tokens only if one is read). A few more than
+            # the tags: miniatures on pale bases are such patches too, and with one or two
+            # tags in the game they took every place (a tag plain to see at 4K unread).
             taken = [xy for xy, _, _ in out]
-            out += [(xy, sc, "tag") for xy, sc in self._tag_bodies(lab, usable, diameter_in, 2 * n_tags, not_here)
+            out += [(xy, sc, "tag") for xy, sc in self._tag_bodies(lab, usable, diameter_in, 2 * n_tags + 6, not_here)
                     if all(np.hypot(*(xy - t)) > 0.5 * diameter_in for t in taken)]
         return out
 
