@@ -66,6 +66,10 @@ def test_overlay_page_plays_and_ends_a_round(open_page, tmp_path):
     page.wait_for_function("document.querySelector('[data-testid=picture]').textContent !== '–'", timeout=30_000)
     assert page.inner_text("[data-testid=picture]") == "sharp"
     assert "σ" in page.get_attribute("[data-testid=picture]", "title")
+    # ... and whether every objective the set-up lists is in sight, as the state says
+    unseen = page.evaluate("window.tabletracker.state.state.unseen_objectives")
+    said = page.inner_text("[data-testid=objectives]")
+    assert said == "all in sight" if not unseen else all(o in said for o in unseen), (said, unseen)
     # the timeline lists what happened on the table
     page.wait_for_selector("[data-testid=timeline] li", timeout=10_000)
     assert "placed" in page.inner_text("[data-testid=timeline]")

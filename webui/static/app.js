@@ -92,6 +92,11 @@
     pic.textContent = blur == null ? "–" : (s.picture.soft ? `soft (σ ${blur.toFixed(2)} px): focus the camera` : "sharp");
     pic.title = blur == null ? "" : `edges blur over σ ${blur.toFixed(2)} px (${s.picture.blur_in.toFixed(3)} in on the table)`;
     pic.className = s.picture && s.picture.soft ? "warn" : "";
+    // Objectives the set-up lists that the camera does not see: their control cannot be measured.
+    const objs = $("st-objectives");
+    const unseen = (s.state && s.state.unseen_objectives) || [];
+    objs.textContent = unseen.length ? `not in sight: ${unseen.join(", ")} (look at the table)` : "all in sight";
+    objs.className = unseen.length ? "warn" : "";
     $("st-error").textContent = s.source.error ? `⚠ ${s.source.error}` : "";
   }
   function renderRulings(list, target) {
