@@ -143,3 +143,55 @@ def face_samples(lab: np.ndarray, centre_px: np.ndarray, radius_px: float) -> np
     X = (centre_px[0] + rho[:, None] * np.cos(_ANGLES)[None, :]).astype(np.float32)
     Y = (centre_px[1] + rho[:, None] * np.sin(_ANGLES)[None, :]).astype(np.float32)
     return cv2.remap(lab, X, Y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(-1, 3)
+
+
+def neutral_middle(lab: np.ndarray, centre_px: np.ndarray, radius_px: float, chroma: float = 15.0) -> bool:
+    """Whether a disc's middle (within ``radius_px``, 0.3 of a token's diameter as the
+    detector asks) has little colour: its median chroma under ``chroma``. Printed card is
+    neutral; a coloured disc, or a miniature's paint, is not.
+
+    >>> lab = np.zeros((21, 21, 3), np.float32); lab[..., 0] = 80
+    >>> neutral_middle(lab, np.array([10.0, 10.0]), 3), neutral_middle(lab + (0, 30, 0), np.array([10.0, 10.0]), 3)
+    (True, False)
+    """
+    r = max(1, int(radius_px))
+    r0, c0 = int(round(centre_px[1])), int(round(centre_px[0]))
+    patch = lab[max(r0 - r, 0):r0 + r + 1, max(c0 - r, 0):c0 + r + 1]
+    if not patch.size:
+        return False
+    return float(np.median(np.hypot(patch[..., 1], patch[..., 2]))) < chroma
+
+
+def objective_face(lab: np.ndarray, centre_px: np.ndarray, radius_px: float) -> bool:
+    """Whether a disc (centred at ``centre_px``, ``radius_px``, in a top-down view of the
+    detector's Lab) is a plain objective seen from above: a white centre, neutral and flat
+    as printed card, with a dark ring round it on nearly every ray. A miniature on a
+    white-rimmed base is not concentric, and its paint neither neutral nor flat.
+
+    >>> lab = np.zeros((41, 41, 3), np.float32); lab[..., 0] = 40
+    >>> _ = cv2.circle(lab, (20, 20), 13, (10, 0, 0), -1); _ = cv2.circle(lab, (20, 20), 7, (85, 0, 0), -1)
+    >>> objective_face(lab, np.array([20.0, 20.0]), 16.0)
+    True
+    """
+    r = radius_px
+    ang = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+    # Work on the disc's own patch, not the whole view.
+    k = int(r + 3)
+    r0, c0 = max(int(centre_px[1]) - k, 0), max(int(centre_px[0]) - k, 0)
+    patch = lab[r0:int(centre_px[1]) + k + 1, c0:int(centre_px[0]) + k + 1]
+    c = np.asarray(centre_px, float) - np.array([c0, r0])
+
+    def band(img: np.ndarray, f0: float, f1: float) -> np.ndarray:
+        rho = np.linspace(f0 * r, f1 * r, 3, dtype=np.float32)
+        X = (c[0] + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
+        Y = (c[1] + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
+        return cv2.remap(img, X, Y, cv2.INTER_LINEAR).mean(axis=1)
+
+    L = np.ascontiguousarray(patch[..., 0]) / 0.35
+    chroma = np.hypot(patch[..., 1], patch[..., 2]).astype(np.float32)
+    centre_l = band(L, 0.0, 0.3)
+    centre = float(np.median(centre_l))
+    ring = band(L, 0.5, 0.75)
+    # Printed card is neutral and flat; a painted, shaded miniature is neither.
+    flat_neutral = float(np.median(band(chroma, 0.0, 0.3))) < 8.0 and float(np.std(centre_l)) < 15.0
+    return centre > 150 and flat_neutral and float(np.mean(ring < centre - 40)) >= 0.8
