@@ -43,6 +43,7 @@ def epic_pipeline():
 EPIC_720P_SEED = 100047  # a tuning-split Epic table (benchmarks/corpus.py)
 WHITE_RIMS_720P_SEED = 100002  # a tuning-split Warcry table: white rims on a pale mat
 SKIN_UNIT_720P_SEED = 100007  # a tuning-split Epic table: a yellow unit the colour of skin
+OVALS_720P_SEED = 100057  # a tuning-split mixed Warcry table: ovals whose rims read as round bases
 
 
 def _tuning_table(request, seed: int, kind: str, name: str) -> Path:
@@ -118,6 +119,15 @@ def skin_unit_720p_table(request, tmp_path_factory):
     frame, no hand in it), and a fresh calibration cache for it."""
     folder = _tuning_table(request, SKIN_UNIT_720P_SEED, "epic", "skin-unit")
     return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-skin"))}
+
+
+@pytest.fixture(scope="session")
+def ovals_720p_table(request, tmp_path_factory):
+    """A mixed Warcry table of the shared renderer at 1280x720 whose ovals, their
+    miniatures over a long side and an end, show rims that round bases fit (tuning seed
+    100057, one frame), and a fresh calibration cache for it."""
+    folder = _tuning_table(request, OVALS_720P_SEED, "warcry-mixed", "ovals-as-rounds")
+    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-ovals"))}
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from typing import Any, Callable
 import cv2
 import numpy as np
 
-from .base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, fit_shapes, outline_kernel, outline_samples, shape_polygon
+from .base_shapes import SHAPE_CODES, SHAPE_NAMES, _signed_distance, depth_inside, fit_shapes, outline_kernel, outline_samples, shape_polygon
 from .calibrate import RIM_CONTRAST_MIN, rim_contrasts
 from .config import GameConfig
 from .world import MM_PER_IN, PATCH_SIGMA_IN, Doubt, TerrainPiece
@@ -49,7 +49,7 @@ from .vision.stands import (Outline, boundary, boundary_offset, foreground, outl
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
 from .vision.tag_match import Likeness, assign, likeness
 from .vision.tags import disc_centre, read_cut_out, search_costs
-from .vision.tokens import TokenStyles, face_samples
+from .vision.tokens import TokenStyles, face_samples, neutral_middle, objective_face
 from .vision.views import PlaneView, _plane_map
 
 KIND_BASE, KIND_OBJECTIVE, KIND_TREASURE = 0, 1, 2
@@ -374,6 +374,9 @@ class TableDetector:
         # lost sides: a round base under a large miniature reads as an oval.) (0.5 found
         # more on 16 Epic tuning tables, recall 88.7 -> 91.5 %, precision 97.5 -> 97.0 %,
         # but swapped two stands' ids in the bundled clip's fast slide.)
+        # Round bases beyond a side's roster inside an oval or rectangle it lacks, fitted
+        # there but refused: that outline instead (_rounds_as_outline).
+        self.rounds_as_outlines = True
         self.pursue_max_depth_px = 20.0
         self.pursue_threshold = 0.55
         self.pursue_side_min, self.pursue_side_ratio = 0.003, 2.0
@@ -644,6 +647,7 @@ class TableDetector:
         timings)."""
         usable = self.floor.valid & ~self._terrain_mask_floor & ~hand
         self._usable = {-1: usable}
+        self._refused_shapes: list[dict] = []
         evs: dict[tuple[int, int], np.ndarray] = {}
         cands = self._find_rings(lab, self._rims_floor, usable, -1, evs)
         platform_labs = {}
@@ -666,6 +670,12 @@ class TableDetector:
         if self.learn_rim_colours and platforms is None:
             self._learn_rims(fits, {-1: lab, **platform_labs})
         bases = self._bases_from_candidates(fits, roster=platforms is None)
+        if self.rounds_as_outlines and platforms is None and self._refused_shapes and self.config.epic is None:
+            # (A whole look's bases against the roster: a window's say nothing of it.)
+            explained = self._rounds_as_outline(fits, bases)
+            if explained is not None:
+                fits = explained
+                bases = self._bases_from_candidates(fits, roster=True)
         # (Round bases only in a whole look: a window's bases say nothing of the roster.)
         whole_look = self.pursue_rounds and platforms is None
         if (self._shaped and self._roster_short_of_shaped(bases)) or (whole_look and self._outlines_short(bases)):
@@ -1185,15 +1195,9 @@ class TableDetector:
         return KIND_OBJECTIVE if got[0] == "objective" else KIND_TREASURE
 
     def _neutral_disc(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0, chroma: float = 15.0) -> bool:
-        """Little colour over the disc's middle (printed card is neutral): its median
-        chroma under ``chroma``."""
-        c = self.floor.to_pixel(np.asarray(xy, float)[None])[0]
-        r = max(1, int(0.3 * diameter_in * self.px_per_in))
-        r0, c0 = int(round(c[1])), int(round(c[0]))
-        patch = lab[max(r0 - r, 0):r0 + r + 1, max(c0 - r, 0):c0 + r + 1]
-        if not patch.size:
-            return False
-        return float(np.median(np.hypot(patch[..., 1], patch[..., 2]))) < chroma
+        """``vision.tokens.neutral_middle`` of the disc at ``xy`` (inches) in the floor view."""
+        return neutral_middle(lab, self.floor.to_pixel(np.asarray(xy, float)[None])[0],
+                              0.3 * diameter_in * self.px_per_in, chroma)
 
     @property
     def tag_face_floor(self) -> float:
@@ -1366,31 +1370,8 @@ class TableDetector:
                    + ([st.diameter_in] if st is not None else []) + [1.0])
 
     def _objective_face(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0) -> bool:
-        """White centre and a dark ring round it on nearly every ray: a plain objective
-        seen from above. A miniature on a white-rimmed base is not concentric."""
-        c = self.floor.to_pixel(xy[None])[0]
-        r = diameter_in / 2 * self.px_per_in
-        ang = np.linspace(0, 2 * np.pi, 32, endpoint=False)
-        # Work on the disc's own patch, not the whole view.
-        k = int(r + 3)
-        r0, c0 = max(int(c[1]) - k, 0), max(int(c[0]) - k, 0)
-        patch = lab[r0:int(c[1]) + k + 1, c0:int(c[0]) + k + 1]
-        c = c - np.array([c0, r0])
-
-        def band(img: np.ndarray, f0: float, f1: float) -> np.ndarray:
-            rho = np.linspace(f0 * r, f1 * r, 3, dtype=np.float32)
-            X = (c[0] + rho[None, :] * np.cos(ang)[:, None]).astype(np.float32)
-            Y = (c[1] + rho[None, :] * np.sin(ang)[:, None]).astype(np.float32)
-            return cv2.remap(img, X, Y, cv2.INTER_LINEAR).mean(axis=1)
-
-        L = np.ascontiguousarray(patch[..., 0]) / 0.35
-        chroma = np.hypot(patch[..., 1], patch[..., 2]).astype(np.float32)
-        centre_l = band(L, 0.0, 0.3)
-        centre = float(np.median(centre_l))
-        ring = band(L, 0.5, 0.75)
-        # Printed card is neutral and flat; a painted, shaded miniature is neither.
-        flat_neutral = float(np.median(band(chroma, 0.0, 0.3))) < 8.0 and float(np.std(centre_l)) < 15.0
-        return centre > 150 and flat_neutral and float(np.mean(ring < centre - 40)) >= 0.8
+        """``vision.tokens.objective_face`` of the disc at ``xy`` (inches) in the floor view."""
+        return objective_face(lab, self.floor.to_pixel(np.asarray(xy, float)[None])[0], diameter_in / 2 * self.px_per_in)
 
     def _cached_tag(self, xy: np.ndarray) -> int | None:
         """A disc where a tag was read before, not moved since: the same token. Reading
@@ -2119,15 +2100,18 @@ class TableDetector:
             for c, fit in zip(group, fits):
                 if fit is None:
                     continue
+                row = {"row": fit.cy, "col": fit.cx, "side": side, "base_mm": spec.width_mm, "view": view,
+                       "score": fit.score, "shape": SHAPE_CODES[spec.shape], "size_mm": (spec.width_mm, spec.depth_mm),
+                       "theta": fit.theta, "resid": fit.resid, "corr": c["corr"], "sides": fit.sides,
+                       # Touching stands: of overlapping fits, the one with a rim all along
+                       # both long sides (not one lying across two stands) stands.
+                       "rank": fit.score + min(fit.band[2], fit.band[3])}
                 if not self._shape_fit_ok(fit, spec.shape,
                                           lambda fit=fit: self._long_side_covered(fit, spec.shape, hx, hy, view)):
+                    if abs(fit.offset - self.edge_bias_px) <= 1.5:  # (its size right: _rounds_as_outline)
+                        self._refused_shapes.append(row)
                     continue
-                out.append({"row": fit.cy, "col": fit.cx, "side": side, "base_mm": spec.width_mm, "view": view,
-                            "score": fit.score, "shape": SHAPE_CODES[spec.shape], "size_mm": (spec.width_mm, spec.depth_mm),
-                            "theta": fit.theta, "resid": fit.resid, "corr": c["corr"], "sides": fit.sides,
-                            # Touching stands: of overlapping fits, the one with a rim all along
-                            # both long sides (not one lying across two stands) stands.
-                            "rank": fit.score + min(fit.band[2], fit.band[3])})
+                out.append(row)
         return out
 
     def _pursued_stands(self, lab: np.ndarray, usable: np.ndarray, evs: dict[tuple[int, int], np.ndarray],
@@ -2222,6 +2206,11 @@ class TableDetector:
         side's roster lists than ``found`` holds, only those short: round bases of sides
         that list them one per fighter, oval and rectangular ones of sides that list
         theirs so (not Epic units: their stands have their own pursuit)."""
+        return roster_short(*self._roster_and_found(found))
+
+    def _roster_and_found(self, found: Detections) -> tuple[list, list]:
+        """(side, outline (shape, width mm, depth mm)) per base the sides' rosters list
+        (ovals and rectangles not for Epic units), and per base ``found`` holds."""
         listed = [(s.index, ("round", float(mm), float(mm))) for s in self.config.sides for mm in s.bases_mm]
         if self.config.epic is None:
             listed += [(s.index, (b.shape, float(b.width_mm), float(b.depth_mm)))
@@ -2229,7 +2218,51 @@ class TableDetector:
         seen = [(int(si), ("round", float(mm), float(mm)) if not sh else (SHAPE_NAMES[int(sh)], float(w), float(d)))
                 for si, mm, sh, (w, d), k in zip(found.side, found.base_mm, found.shape, found.size_mm, found.kind)
                 if k == KIND_BASE]
-        return roster_short(listed, seen)
+        return listed, seen
+
+    def _rounds_as_outline(self, fits: list[dict], found: Detections) -> list[dict] | None:
+        """The fits again, where round bases a side has beyond its roster lie inside an
+        oval or rectangle that side's roster lacks, fitted there at its size but refused
+        (``_refused_shapes``: a miniature over one long side and an end leaves too little
+        of its rim for _shape_fit_ok): that outline instead of every round fit of the side
+        inside it. One base explains the rim the roster cannot have two of (an oval's two
+        ends read as two round bases); None when nothing changes."""
+        listed, seen = self._roster_and_found(found)
+        lacking, beyond = roster_short(listed, seen), roster_short(seen, listed)
+        if not lacking or not beyond:
+            return None
+        S = self.px_per_in
+        out, changed = list(fits), False
+        for c in sorted(self._refused_shapes, key=lambda c: -c["score"]):
+            key = (c["side"], (SHAPE_NAMES[c["shape"]], float(c["size_mm"][0]), float(c["size_mm"][1])))
+            if lacking.get(key, 0) <= 0:
+                continue
+            hx, hy = (v / MM_PER_IN / 2 * S for v in c["size_mm"])
+            cos, sin = np.cos(c["theta"]), np.sin(c["theta"])
+
+            def inside(f: dict) -> bool:
+                dx, dy = f["col"] - c["col"], f["row"] - c["row"]
+                return bool(_signed_distance(key[1][0], np.array([dx * cos + dy * sin]),
+                                             np.array([-dx * sin + dy * cos]), hx, hy)[0] < 0)
+
+            rounds = [f for f in out if not f.get("shape", 0) and f["side"] == c["side"] and f["view"] == c["view"]]
+            kept = [k for k in range(len(found)) if found.kind[k] == KIND_BASE and not found.shape[k]
+                    and found.side[k] == c["side"]]
+            view = self.floor if c["view"] < 0 else self.platform_views[c["view"]][1]
+            px = view.to_pixel(found.xyz[kept, :2]) if kept else np.zeros((0, 2))
+            z = 0.0 if c["view"] < 0 else self.platform_views[c["view"]][0].height_in
+            held = [k for k, (col, row) in zip(kept, px)
+                    if abs(found.xyz[k, 2] - z) < 0.05 and inside({"col": col, "row": row})]
+            sizes = Counter(("round", float(found.base_mm[k]), float(found.base_mm[k])) for k in held)
+            if not held or any(n > beyond.get((c["side"], o), 0) for o, n in sizes.items()):
+                continue  # (a round base the roster has room for may be just that)
+            gone = {id(f) for f in rounds if inside(f)}
+            out = [f for f in out if id(f) not in gone] + [c]
+            lacking[key] -= 1
+            for o, n in sizes.items():
+                beyond[(c["side"], o)] -= n
+            changed = True
+        return out if changed else None
 
     def _doubt(self, col: float, row: float, o: Outline, sides: set[int]) -> None:
         """Note a floor patch of outline ``o`` the pursuit could not name (_unnamed)."""

@@ -1,0 +1,56 @@
+"""Round bases a side has beyond its roster, lying inside an oval its roster lacks and
+that was fitted there but refused (TableDetector._rounds_as_outline): the oval instead.
+On a rendered 720p mixed table (a tuning-split seed) whose ovals' miniatures hide one long
+side and an end, the ovals' rims were read as round bases of their side."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import _first_frame
+
+
+@pytest.fixture(scope="module")
+def ovals(ovals_720p_table):
+    return _first_frame(ovals_720p_table)
+
+
+def _judge(pipe, frame, on: bool):
+    pipe.detector.rounds_as_outlines = on
+    try:
+        d = pipe.judge_still(frame, 0, 0.0).detections
+    finally:
+        pipe.detector.rounds_as_outlines = True
+    return d[d.kind == 0]
+
+
+def _ovals_right(bases, truth) -> tuple[int, int]:
+    """(true ovals found as ovals, detections matching no true fighter)."""
+    from evalsets import match
+
+    tv = [t for t in truth["fighters"] if t["visible_fraction"] >= 0.5]
+    pairs = match([(t["x"], t["y"]) for t in tv], [tuple(p[:2]) for p in bases.xyz], 0.75)
+    right = sum(1 for i, j, _ in pairs if tv[i].get("shape") == "oval" and int(bases.shape[j]) == 1)
+    return right, len(bases) - len(pairs)
+
+
+def test_oval_rims_read_as_round_bases_beyond_the_roster_become_the_ovals(ovals):
+    pipe, frame, truth = ovals
+    before, fp_before = _ovals_right(_judge(pipe, frame, False), truth)
+    after, fp_after = _ovals_right(_judge(pipe, frame, True), truth)
+    assert after >= before + 2, (before, after)
+    assert fp_after <= fp_before and fp_after == 0, (fp_before, fp_after)
+
+
+def test_the_ovals_are_placed_and_turned_as_the_bases_lie(ovals):
+    from evalsets import match
+
+    pipe, frame, truth = ovals
+    bases = _judge(pipe, frame, True)
+    tv = [t for t in truth["fighters"] if t.get("shape") == "oval" and t["visible_fraction"] >= 0.5]
+    pairs = match([(t["x"], t["y"]) for t in tv], [tuple(p[:2]) for p in bases.xyz], 0.75)
+    got = [(tv[i], j, d) for i, j, d in pairs if int(bases.shape[j]) == 1]
+    assert len(got) >= 3
+    for t, j, d in got:
+        turn = abs((float(bases.angle_deg[j]) - t["angle_deg"] + 90.0) % 180.0 - 90.0)
+        assert d < 0.2 and turn < 12.0, (t["id"], d, turn)
