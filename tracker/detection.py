@@ -2225,8 +2225,9 @@ class TableDetector:
         oval or rectangle that side's roster lacks, fitted there at its size but refused
         (``_refused_shapes``: a miniature over one long side and an end leaves too little
         of its rim for _shape_fit_ok): that outline instead of every round fit of the side
-        inside it. One base explains the rim the roster cannot have two of (an oval's two
-        ends read as two round bases); None when nothing changes."""
+        inside it, if none of them sees more of its rim than the outline does. One base
+        explains the rim the roster cannot have two of (an oval's two ends read as two
+        round bases); None when nothing changes."""
         listed, seen = self._roster_and_found(found)
         lacking, beyond = roster_short(listed, seen), roster_short(seen, listed)
         if not lacking or not beyond:
@@ -2256,8 +2257,10 @@ class TableDetector:
             sizes = Counter(("round", float(found.base_mm[k]), float(found.base_mm[k])) for k in held)
             if not held or any(n > beyond.get((c["side"], o), 0) for o, n in sizes.items()):
                 continue  # (a round base the roster has room for may be just that)
-            gone = {id(f) for f in rounds if inside(f)}
-            out = [f for f in out if id(f) not in gone] + [c]
+            gone = [f for f in rounds if inside(f)]
+            if any(f["score"] > c["score"] for f in gone):
+                continue  # (a round base seen better than the outline's rim is: that base)
+            out = [f for f in out if all(f is not g for g in gone)] + [c]
             lacking[key] -= 1
             for o, n in sizes.items():
                 beyond[(c["side"], o)] -= n
