@@ -28,7 +28,7 @@ from typing import Any, Callable
 import cv2
 import numpy as np
 
-from .base_shapes import SHAPE_CODES, SHAPE_NAMES, _signed_distance, depth_inside, fit_shapes, outline_kernel, outline_samples, shape_polygon
+from .base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, fit_shapes, outline_kernel, outline_samples, shape_polygon
 from .calibrate import RIM_CONTRAST_MIN, rim_contrasts
 from .config import GameConfig
 from .world import MM_PER_IN, PATCH_SIGMA_IN, Doubt, TerrainPiece
@@ -409,6 +409,7 @@ class TableDetector:
         self._shade_rings: dict = {}  # (base radius, px/in) -> offsets round it (_out_of_shadow)
         self._disc_ev: tuple | None = None  # this look's token-disc evidence (_disc_evidence)
         self._doubts: list = []  # this look's patches the pursuit could not name (_unnamed)
+        self._refused_shapes: list[dict] = []  # this look's shaped fits refused at their size (_rounds_as_outline)
         self._build_views()
 
     def __getstate__(self) -> dict:
@@ -647,7 +648,7 @@ class TableDetector:
         timings)."""
         usable = self.floor.valid & ~self._terrain_mask_floor & ~hand
         self._usable = {-1: usable}
-        self._refused_shapes: list[dict] = []
+        self._refused_shapes = []
         evs: dict[tuple[int, int], np.ndarray] = {}
         cands = self._find_rings(lab, self._rims_floor, usable, -1, evs)
         platform_labs = {}
@@ -2232,19 +2233,16 @@ class TableDetector:
         lacking, beyond = roster_short(listed, seen), roster_short(seen, listed)
         if not lacking or not beyond:
             return None
-        S = self.px_per_in
         out, changed = list(fits), False
         for c in sorted(self._refused_shapes, key=lambda c: -c["score"]):
             key = (c["side"], (SHAPE_NAMES[c["shape"]], float(c["size_mm"][0]), float(c["size_mm"][1])))
             if lacking.get(key, 0) <= 0:
                 continue
-            hx, hy = (v / MM_PER_IN / 2 * S for v in c["size_mm"])
-            cos, sin = np.cos(c["theta"]), np.sin(c["theta"])
+            w, d = (v / MM_PER_IN * self.px_per_in for v in c["size_mm"])
 
-            def inside(f: dict) -> bool:
-                dx, dy = f["col"] - c["col"], f["row"] - c["row"]
-                return bool(_signed_distance(key[1][0], np.array([dx * cos + dy * sin]),
-                                             np.array([-dx * sin + dy * cos]), hx, hy)[0] < 0)
+            def inside(f: dict, c: dict = c, w: float = w, d: float = d) -> bool:  # (in view pixels)
+                return depth_inside(f["col"], f["row"], SHAPE_NAMES[c["shape"]], w, d, c["col"], c["row"],
+                                    float(np.degrees(c["theta"]))) > 0
 
             rounds = [f for f in out if not f.get("shape", 0) and f["side"] == c["side"] and f["view"] == c["view"]]
             kept = [k for k in range(len(found)) if found.kind[k] == KIND_BASE and not found.shape[k]
