@@ -213,5 +213,6 @@ def run_set(job: dict) -> dict:
     if "refused" in tracked:
         rec["refused"] = tracked["refused"]
     rec["preds"] = {"tracker": tracked["preds"], "baseline": base["preds"]}
+    rec["rulings"] = tracked["rulings"]  # the tracker's control calls per frame (for a look at the wrong ones)
     rec["tallies"] = {k: v.to_dict() for k, v in scored["tallies"].items()}
     return rec
