@@ -44,11 +44,13 @@ EPIC_720P_SEED = 100047  # a tuning-split Epic table (benchmarks/corpus.py)
 WHITE_RIMS_720P_SEED = 100002  # a tuning-split Warcry table: white rims on a pale mat
 SKIN_UNIT_720P_SEED = 100007  # a tuning-split Epic table: a yellow unit the colour of skin
 OVALS_720P_SEED = 100057  # a tuning-split mixed Warcry table: ovals whose rims read as round bases
+PALE_MINI_1080P_SEED = 100078  # a tuning-split Warcry table: a white-rimmed 25 mm base like a white token
+BLUE_DISC_720P_SEED = 100080  # a tuning-split Warcry table: a blue plain objective beside an unread tag
 
 
-def _tuning_table(request, seed: int, kind: str, name: str) -> Path:
-    """One frame of a tuning-split table at 1280x720, rendered once into pytest's cache
-    (keyed by the shared renderer's code)."""
+def _tuning_table(request, seed: int, kind: str, name: str, size: tuple[int, int] = (1280, 720)) -> Path:
+    """One frame of a tuning-split table at ``size`` (1280x720 unless said), rendered once
+    into pytest's cache (keyed by the shared renderer's code)."""
     import hashlib
     import sys
 
@@ -63,7 +65,7 @@ def _tuning_table(request, seed: int, kind: str, name: str) -> Path:
 
     key = hashlib.sha1(b"".join((SHARED / "eval" / n).read_bytes() for n in ("render.py", "make_set.py")))
     root = request.config.cache.mkdir(name) / key.hexdigest()[:12]
-    entry = corpus.Entry("tuning", seed, kind, 1280, 720, frames=1, root=str(root))
+    entry = corpus.Entry("tuning", seed, kind, *size, frames=1, root=str(root))
     assert not corpus.ensure([entry], jobs=1, progress=False)
     return entry.path
 
@@ -128,6 +130,24 @@ def ovals_720p_table(request, tmp_path_factory):
     100057, one frame), and a fresh calibration cache for it."""
     folder = _tuning_table(request, OVALS_720P_SEED, "warcry-mixed", "ovals-as-rounds")
     return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-ovals"))}
+
+
+@pytest.fixture(scope="session")
+def pale_mini_1080p_table(request, tmp_path_factory):
+    """A Warcry table of the shared renderer at 1920x1080 whose white side has 25 mm
+    bases and whose one plain objective is white: a pale miniature on such a base shows
+    a white token's face (tuning seed 100078, one frame), and a fresh calibration cache."""
+    folder = _tuning_table(request, PALE_MINI_1080P_SEED, "warcry", "pale-mini", (1920, 1080))
+    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-pale"))}
+
+
+@pytest.fixture(scope="session")
+def blue_disc_720p_table(request, tmp_path_factory):
+    """A Warcry table of the shared renderer at 1280x720 with a blue plain objective and
+    a tagged treasure whose tag is not read (tuning seed 100080, one frame), and a fresh
+    calibration cache."""
+    folder = _tuning_table(request, BLUE_DISC_720P_SEED, "warcry", "blue-disc")
+    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-blue"))}
 
 
 @pytest.fixture(scope="module")

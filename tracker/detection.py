@@ -70,6 +70,11 @@ _GREY_BGR = np.array([0.114, 0.587, 0.299], np.float32)  # (as cv2's BGR2GRAY we
 TOKEN_COLOURS_BGR = {"treasure": (40, 175, 215), "objective": (235, 235, 235)}
 
 
+# A plain disc of a token's colour beyond the game's count of them is dropped only when
+# its score is under this share of the last one kept (scores of token faces: 0.7-1.0).
+TOKEN_CAP_MARGIN = 0.9
+
+
 @dataclass
 class Detections:
     """What one frame shows. Row i of every array describes detection i.
@@ -1228,6 +1233,7 @@ class TableDetector:
         white-rimmed base no token claims is looked at up close (_paper_rim)."""
         keep_token = np.ones(len(tokens), bool)
         keep_base = np.ones(len(bases), bool)
+        took: dict[int, np.ndarray] = {}  # per plain token: the bases it took for its own edge
         if len(bases) and self._paper_discs:
             # A token whose tag is not read yet is still a token: a base of its size
             # centred on it is the paper disc's edge read as a rim (a white side's 25 mm
@@ -1263,6 +1269,8 @@ class TableDetector:
                                                        and self._objective_face(lab, tokens.xyz[i, :2])):
                     # Nothing stands on a token: a "base" centred on it is the disc's own
                     # edge read as a rim (a white side's rect stands fit a white disc).
+                    if tokens.tag_id[i] < 0:
+                        took[i] = keep_base & (d[i] < 0.5)
                     keep_base &= ~(d[i] < 0.5)
                 else:
                     keep_token[i] = False
@@ -1274,10 +1282,31 @@ class TableDetector:
             # The game's untagged tokens, and its tagged ones whose tag was not read now
             # (blur, a shadow): never more tokens of a kind than the game has.
             read = set(tokens.tag_id[keep_token & (tokens.kind == kind)].tolist())
-            allowed = 0 if spec is None else spec.untagged + len(set(spec.tag_ids) - read)
-            if len(plain) > allowed:
-                order = plain[np.argsort(-tokens.score[plain])]
-                keep_token[order[allowed:]] = False
+            untagged = 0 if spec is None else spec.untagged
+            unread = 0 if spec is None else len(set(spec.tag_ids) - read)
+            if len(plain) <= untagged or (len(plain) <= untagged + unread and name not in self._token_styles_by_kind):
+                continue
+            # A disc with the flat face of an untagged token's colour is one of those; a
+            # tag not read now leaves a printed card's place, not one for such a disc.
+            styled = np.array([name in self._token_styles_by_kind
+                               and self._styled_token(lab, tokens.xyz[i, :2]) == kind for i in plain], bool)
+            order = np.argsort(-tokens.score[plain], kind="stable")
+            faced, unfaced = [int(plain[k]) for k in order if styled[k]], [int(plain[k]) for k in order if not styled[k]]
+            # The untagged places to the discs of their colours first; the rest (an
+            # untagged token whose colour does not show: shade, blur) after the tags' own.
+            n_faced = min(len(faced), untagged)
+            n_unfaced = min(len(unfaced), unread + untagged - n_faced)
+            # Discs of a token's colour beyond the game's count go only if they look less
+            # like its face than those kept; alike, which is which is not known, and a
+            # disc left a token is never made a fighter.
+            least = TOKEN_CAP_MARGIN * tokens.score[faced[n_faced - 1]] if n_faced else np.inf
+            dropped = [i for i in faced[n_faced:] if tokens.score[i] < least] + unfaced[n_unfaced:]
+            for i in dropped:
+                keep_token[i] = False
+                # A disc the game has no token left for is no token: the base it was taken
+                # to be the edge of is a base again (a pale miniature on a white side's
+                # 25 mm base looks like a white objective's face).
+                keep_base |= took.get(i, False)
         return bases[keep_base], tokens[keep_token]
 
     def _paper_rim(self, frame: np.ndarray, bases: Detections, keep: np.ndarray) -> np.ndarray:
