@@ -46,11 +46,14 @@ SKIN_UNIT_720P_SEED = 100007  # a tuning-split Epic table: a yellow unit the col
 OVALS_720P_SEED = 100057  # a tuning-split mixed Warcry table: ovals whose rims read as round bases
 PALE_MINI_1080P_SEED = 100078  # a tuning-split Warcry table: a white-rimmed 25 mm base like a white token
 BLUE_DISC_720P_SEED = 100080  # a tuning-split Warcry table: a blue plain objective beside an unread tag
+WHITE_EDGE_720P_SEED = 100092  # a tuning-split Warcry table: white rims on a pale mat, one by the edge
 
 
-def _tuning_table(request, seed: int, kind: str, name: str, size: tuple[int, int] = (1280, 720)) -> Path:
-    """One frame of a tuning-split table at ``size`` (1280x720 unless said), rendered once
-    into pytest's cache (keyed by the shared renderer's code)."""
+def _tuning_table(request, seed: int, kind: str, name: str, size: tuple[int, int] = (1280, 720),
+                  frames: int = 1) -> Path:
+    """The first ``frames`` frames (one unless said) of a tuning-split table at ``size``
+    (1280x720 unless said), rendered once into pytest's cache (keyed by the shared
+    renderer's code). A set's frames are the same whatever their number."""
     import hashlib
     import sys
 
@@ -65,7 +68,7 @@ def _tuning_table(request, seed: int, kind: str, name: str, size: tuple[int, int
 
     key = hashlib.sha1(b"".join((SHARED / "eval" / n).read_bytes() for n in ("render.py", "make_set.py")))
     root = request.config.cache.mkdir(name) / key.hexdigest()[:12]
-    entry = corpus.Entry("tuning", seed, kind, *size, frames=1, root=str(root))
+    entry = corpus.Entry("tuning", seed, kind, *size, frames=frames, root=str(root))
     assert not corpus.ensure([entry], jobs=1, progress=False)
     return entry.path
 
@@ -148,6 +151,16 @@ def blue_disc_720p_table(request, tmp_path_factory):
     calibration cache."""
     folder = _tuning_table(request, BLUE_DISC_720P_SEED, "warcry", "blue-disc")
     return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-blue"))}
+
+
+@pytest.fixture(scope="session")
+def white_edge_720p_table(request, tmp_path_factory):
+    """A Warcry table of the shared renderer at 1280x720, white rims on a pale mat (tuning
+    seed 100092, two frames: in the second a white 32 mm base by the table's edge, 2 in
+    from an objective, whose patch a token's disc fits as well as its own outline), and a
+    fresh calibration cache."""
+    folder = _tuning_table(request, WHITE_EDGE_720P_SEED, "warcry", "white-edge", frames=2)
+    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-edge"))}
 
 
 @pytest.fixture(scope="module")

@@ -2312,7 +2312,10 @@ class TableDetector:
         o = shapes[p.outline]
         if any(response_at(fg, d, 0.0, p.col, p.row) >= p.response for d in discs
                if abs(d.hx - o.hx) > TOKEN_LIKE * d.hx or o.turns):
-            return None  # (a disc of a token's own size: the token search after decides, _settle_discs)
+            # A disc of a token's own size: the token search after decides (_settle_discs);
+            # a doubt till then, that a token found there takes away (_unnamed).
+            self._doubt(p.col, p.row, o, {si for si, _ in short})
+            return None
         S = self.px_per_in
         k, cx, cy, theta, share = outline_on_boundary(edge, p.col, p.row, shapes, reach=self.pursue_round_reach_in * S,
                                                       offset=offset)
