@@ -47,6 +47,7 @@ OVALS_720P_SEED = 100057  # a tuning-split mixed Warcry table: ovals whose rims 
 PALE_MINI_1080P_SEED = 100078  # a tuning-split Warcry table: a white-rimmed 25 mm base like a white token
 BLUE_DISC_720P_SEED = 100080  # a tuning-split Warcry table: a blue plain objective beside an unread tag
 WHITE_EDGE_720P_SEED = 100092  # a tuning-split Warcry table: white rims on a pale mat, one by the edge
+UNSURE_SIDES_720P_SEED = 100062  # a tuning-split Warcry table: purple and blue rims read as each other
 
 
 def _tuning_table(request, seed: int, kind: str, name: str, size: tuple[int, int] = (1280, 720),
@@ -161,6 +162,15 @@ def white_edge_720p_table(request, tmp_path_factory):
     fresh calibration cache."""
     folder = _tuning_table(request, WHITE_EDGE_720P_SEED, "warcry", "white-edge", frames=2)
     return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-edge"))}
+
+
+@pytest.fixture(scope="session")
+def unsure_sides_720p_table(request, tmp_path_factory):
+    """A Warcry table of the shared renderer at 1280x720 whose purple, blue and red rims,
+    seen in part under their miniatures, are read as each other's (tuning seed 100062,
+    one frame), and a fresh calibration cache."""
+    folder = _tuning_table(request, UNSURE_SIDES_720P_SEED, "warcry", "unsure-sides")
+    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-unsure"))}
 
 
 @pytest.fixture(scope="module")

@@ -206,6 +206,42 @@ def test_doubts_round_trip_and_are_checked():
         parse_world_state(d)
 
 
+# -- fighters whose side the camera is not sure of (Fighter.rival_sides) ----------------
+def test_a_fighter_whose_side_is_unsure_makes_the_call_too_close_only_where_it_matters():
+    """Side 0 and side 1 have a fighter each within 3" (a tie: nobody gains). If side 1's
+    rim was seen too little to be sure of its side and it could be side 0's, side 0 might
+    have two: too close to call, and the ruling names the fighter. Where its side cannot
+    change the call (a side 0 fighter that could be side 1's, with side 0 two up), the
+    verdict stands."""
+    from dataclasses import replace
+
+    s = state([fighter("a", 0, 2, 0), fighter("b", 1, -2, 0)], [objective()])
+    assert objective_control(s).rulings[0].verdict == "no"
+    b_unsure = replace(s.fighters[1], rival_sides=(0,))
+    r = objective_control(replace(s, fighters=(s.fighters[0], b_unsure))).rulings[0]
+    assert r.verdict == "too close to call"
+    assert r.details["unsure_sides"] == [{"fighter": "b", "side": 1, "could_be": [0]}]
+    assert any("to be sure of its side" in n and "b" in n for n in r.notes), r.notes
+    assert objective_control(replace(s, fighters=(s.fighters[0], b_unsure))).control == {"obj": None}
+    two_up = state([fighter("a", 0, 2, 0), fighter("c", 0, 0, 2), fighter("d", 0, 0, -2)], [objective()])
+    d_unsure = replace(two_up, fighters=two_up.fighters[:2] + (replace(two_up.fighters[2], rival_sides=(1,)),))
+    assert objective_control(d_unsure).rulings[0].verdict == "yes"  # 2 sure of side 0 against at most 1
+    far = replace(s, fighters=(s.fighters[0], replace(b_unsure, x=-6.0)))  # out of reach: no matter
+    assert objective_control(far).rulings[0].verdict == "yes"
+
+
+def test_rival_sides_round_trip_and_are_checked():
+    from tracker.rules.schema import StateError, parse_world_state
+    from tracker.world import WorldState
+
+    s = WorldState(fighters=(fighter("a", 0, 2, 0, rival_sides=(1, 2)),))
+    d = json.loads(json.dumps(s.to_dict()))
+    assert WorldState.from_dict(d) == s and parse_world_state(d) == s
+    d["fighters"][0]["rival_sides"] = ["one"]
+    with pytest.raises(StateError, match=r"fighters\[0\]\.rival_sides\[0\]"):
+        parse_world_state(d)
+
+
 # -- objectives the set-up lists and the camera does not see ----------------------------
 def test_an_unseen_objective_is_ruled_too_close_to_call_and_keeps_its_control():
     """A judge's photo in which one of the set-up's objectives is hidden: the call for it

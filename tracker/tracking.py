@@ -81,6 +81,7 @@ class _Track:
     vel: np.ndarray = field(default_factory=lambda: np.zeros(3))  # inches per frame while moving
     fit_score: float = 1.0  # how well its base is usually seen (the detector's score, smoothed)
     size_votes: dict[float, float] = field(default_factory=dict)  # round base size -> summed look scores
+    rival_sides: tuple[int, ...] = ()  # the other sides its rim could be, as the last whole look saw it
 
     def predict(self, frames: int = 1) -> np.ndarray:
         """Where it should be ``frames`` frames after it was last seen: a model slid
@@ -124,6 +125,7 @@ class FighterTracker:
                  confirm_hits: int = 2, grace_s: float = 1.5, still_in: float = 0.1):
         self.config = config
         self._doubts: tuple = ()  # the last whole look's (Detections.doubts)
+        self._sides_looked = True  # whether this frame's bases were looked at whole (their rival sides read)
         self.fps = fps
         self.max_speed_in_s = max_speed_in_s
         self.confirm_hits = confirm_hits
@@ -184,6 +186,7 @@ class FighterTracker:
             for t in gone:
                 if t.confirmed:
                     self.events.append(Event(index, time_s, "removed", t.id, {"reason": "a state token, not a base"}))
+        self._sides_looked = dets.sizes_found
         self._assign(bases, dets, index, time_s, bare)
         self._move_as_units(index)
         if dets.sizes_found:
@@ -192,7 +195,7 @@ class FighterTracker:
         fighters = tuple(
             Fighter(id=t.id, side=t.side, x=float(t.xyz[0]), y=float(t.xyz[1]), z=float(t.xyz[2]),
                     base=t.base(), sigma_in=float(t.sigma_in), occluded=t.occluded,
-                    carrying=self._carrying.get(t.id))
+                    carrying=self._carrying.get(t.id), rival_sides=t.rival_sides)
             for t in self.tracks if t.confirmed)
         tokens = self._update_tokens(dets, index, time_s)
         state_tokens = self._update_state_tokens(dets, fighters, index, time_s)
@@ -327,7 +330,7 @@ class FighterTracker:
             if j not in matched_d:
                 self.tracks.append(_Track(id="", side=int(bases.side[j]), base_mm=float(bases.base_mm[j]),
                                           xyz=bases.xyz[j].copy(), sigma_in=float(bases.sigma_in[j]),
-                                          fit_score=float(bases.score[j]),
+                                          fit_score=float(bases.score[j]), rival_sides=bases.rival_sides(j),
                                           last_seen=index, first_seen=index, **_shape_of(bases, j)))
                 if self.confirm_hits <= 1:
                     self._confirm(self.tracks[-1], index, time_s)
@@ -434,6 +437,8 @@ class FighterTracker:
         t.xyz = (1 - alpha) * t.xyz + alpha * new
         t.sigma_in = float(bases.sigma_in[j])
         t.fit_score = 0.7 * t.fit_score + 0.3 * float(bases.score[j])
+        if self._sides_looked:  # (a follow keeps the sides it was given: it says nothing of them)
+            t.rival_sides = tuple(sorted((set(bases.rival_sides(j)) | {int(bases.side[j])}) - {t.side}))
         t.base_mm = float(bases.base_mm[j]) if t.hits < 5 and not t.size_votes else t.base_mm
         if len(bases.shape) and bases.shape[j]:
             if t.hits < 5:
@@ -639,7 +644,7 @@ def still_state(dets: Detections, config: GameConfig, index: int = 0, time_s: fl
             base = Base.round_mm(float(bases.base_mm[j]))
         x, y, z = map(float, bases.xyz[j])
         fighters.append(Fighter(id=f"s{side}-{count[side]}", side=side, x=x, y=y, z=z, base=base,
-                                sigma_in=float(bases.sigma_in[j])))
+                                sigma_in=float(bases.sigma_in[j]), rival_sides=bases.rival_sides(j)))
     toks = dets[(dets.kind == KIND_OBJECTIVE) | (dets.kind == KIND_TREASURE)]
     tokens = []
     untagged: dict[str, int] = {}

@@ -67,6 +67,8 @@ class Fighter:
     climbing: str | None = None  # id of the stairs/ladder part the fighter ended its activation climbing
     unit: str | None = None  # Epic-scale games: id of the unit (roster entry) this stand belongs to
     state_tokens: tuple[str, ...] = ()  # ids of the state tokens (activation, damage) attached to it
+    # The other sides it could be: its rim was seen too little to be sure of its side.
+    rival_sides: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -275,6 +277,7 @@ class WorldState:
             fd["base"] = Base(**fd["base"])
             fd["runemarks"] = frozenset(fd.get("runemarks", ()))
             fd["state_tokens"] = tuple(fd.get("state_tokens") or ())
+            fd["rival_sides"] = tuple(int(si) for si in fd.get("rival_sides") or ())
             return Fighter(**_known(Fighter, fd))
 
         def state_token(sd: dict[str, Any]) -> StateToken:

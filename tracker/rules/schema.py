@@ -148,6 +148,14 @@ def _base(d: Any, where: str) -> dict[str, Any]:
             "thickness_in": r.num("thickness_in", 4.0 / 25.4, positive=True)}
 
 
+def _side_list(r: "_R", key: str, where: str) -> list[int]:
+    sides = r.list_(key, [])
+    for i, si in enumerate(sides):
+        if isinstance(si, bool) or not isinstance(si, int) or si < 0:
+            raise StateError(f"{where}.{key}[{i}]: {si!r} is not a side index (an integer >= 0)")
+    return sides
+
+
 def _fighter(d: Any, where: str) -> dict[str, Any]:
     r = _R(d, where, _names(Fighter))
     marks = r.list_("runemarks", [])
@@ -159,7 +167,7 @@ def _fighter(d: Any, where: str) -> dict[str, Any]:
             "sigma_in": r.num("sigma_in", 0.0, minimum=0.0), "occluded": r.bool_("occluded", False),
             "name": r.str_("name", None), "runemarks": marks, "move": r.int_("move", None, minimum=0),
             "carrying": r.str_("carrying", None), "climbing": r.str_("climbing", None),
-            "unit": r.str_("unit", None)}
+            "unit": r.str_("unit", None), "rival_sides": _side_list(r, "rival_sides", where)}
 
 
 def _token(d: Any, where: str) -> dict[str, Any]:
@@ -195,10 +203,7 @@ def _terrain(d: Any, where: str) -> dict[str, Any]:
 
 def _doubt(d: Any, where: str) -> dict[str, Any]:
     r = _R(d, where, _names(Doubt))
-    sides = r.list_("sides", [])
-    for i, si in enumerate(sides):
-        if isinstance(si, bool) or not isinstance(si, int) or si < 0:
-            raise StateError(f"{where}.sides[{i}]: {si!r} is not a side index (an integer >= 0)")
+    sides = _side_list(r, "sides", where)
     return {"x": r.num("x"), "y": r.num("y"), "z": r.num("z", 0.0, minimum=0.0),
             "radius_in": r.num("radius_in", minimum=0.0), "sides": sides}
 

@@ -98,6 +98,8 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
         counts = {s: 0 for s in sides}
         lo = {s: 0 for s in sides}
         hi = {s: 0 for s in sides}
+        lo_plain, hi_plain = dict(lo), dict(hi)  # (every side taken as read: whether the unsure sides matter)
+        unsure: list[dict[str, object]] = []
         meas: list[Measurement] = []
         notes: list[str] = []
         uncertain: list[str] = []
@@ -114,8 +116,16 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
                     notes.append(f"fighter {f.id} is occluded; counted at its last known position "
                                  f"({f.x:.2f}, {f.y:.2f}, {f.z:.2f})")
             counts[f.side] += inside
-            lo[f.side] += v == YES
+            lo_plain[f.side] += v == YES
+            hi_plain[f.side] += v != NO
+            # A fighter whose side the camera is not sure of (its rim seen too little)
+            # counts surely for no side, and may count for its own or any it could be.
+            lo[f.side] += v == YES and not f.rival_sides
             hi[f.side] += v != NO
+            if v != NO and f.rival_sides:
+                for other in f.rival_sides:
+                    hi[other] = hi.get(other, 0) + 1
+                unsure.append({"fighter": f.id, "side": f.side, "could_be": list(f.rival_sides)})
             if v == TOO_CLOSE:
                 uncertain.append(f.id)
             meas.append(Measurement(f"{f.id} (side {f.side})", c.distance, CONTROL_RANGE_IN, sig, v, "<=", note))
@@ -141,6 +151,11 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
             pivotal = uncertain
             if pivotal:
                 notes.append("too close to call: " + ", ".join(pivotal) + " within 2 sigma of 3\" could change who gains control")
+            if unsure and len(_possible_gainers(lo_plain, hi_plain)) < 2:
+                notes.append("too close to call: the camera saw too little of the rim of "
+                             + "; ".join(f"{u['fighter']} to be sure of its side (side {u['side']}, or perhaps "
+                                         f"{' or '.join(map(str, u['could_be']))})" for u in unsure)
+                             + ": look at the table")
             if doubts and len(_possible_gainers(lo, hi_seen)) < 2:
                 notes.append("too close to call: the camera saw something of a base's size it could not name "
                              + "; ".join(f"at ({q['x']:.1f}, {q['y']:.1f}), {q['distance']:.1f}\" away, "
@@ -168,7 +183,7 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
                      "previous": before, "controller": after, "gained_by": g,
                      "uncertain_fighters": uncertain, "pivotal_fighters": pivotal,
                      "possible_gainers": sorted(possible, key=lambda x: (x is None, x)), "doubts": doubts,
-                     "lines": lines}))
+                     "unsure_sides": unsure, "lines": lines}))
     for oid in state.unseen_objectives:
         # An objective the set-up lists and the camera does not see (hidden, moved off,
         # its tag unreadable): no distance to it can be measured, so no call is made.
@@ -184,5 +199,5 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
             details={"battle_round": battle_round, "token": None, "unseen": True, "counts": {},
                      "previous": before, "controller": before, "gained_by": None,
                      "uncertain_fighters": [], "pivotal_fighters": [], "possible_gainers": [], "doubts": [],
-                     "lines": {}}))
+                     "unsure_sides": [], "lines": {}}))
     return ControlResult(control=control, rulings=tuple(rulings))
