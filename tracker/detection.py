@@ -718,8 +718,38 @@ class TableDetector:
             if pursued:
                 bases = self._bases_from_candidates(fits + pursued, roster=platforms is None)
         bases = self._drop_platform_overhang(bases)
-        bases.rivals = self._side_rivals(bases, evs)
+        unsure = np.zeros(len(bases), np.int64)
+        if platforms is None and self.config.epic is not None:
+            keep, unsure = self._within_epic_roster(bases)
+            bases, unsure = bases[keep], unsure[keep]
+        bases.rivals = self._side_rivals(bases, evs) | unsure
         return bases, t2
+
+    def _within_epic_roster(self, bases: Detections) -> tuple[np.ndarray, np.ndarray]:
+        """Where a side has more stands found than its units have in all (the game's
+        ``epic`` section; units lose stands in play, never gain them: a ceiling, not a
+        target), its least seen beyond that: as many as the other sides together lack
+        may be theirs, read as this side's (a purple unit under warm light read as red),
+        and are kept with those sides as rivals (``Detections.rivals``); the rest are
+        dropped (a stand fitted across the gap between two of a loose unit's). Returns
+        (which to keep, rival bits). On the Epic tuning tables, 9 in 10 of those dropped
+        were no stand."""
+        keep = np.ones(len(bases), bool)
+        rivals = np.zeros(len(bases), np.int64)
+        stands = bases.kind == KIND_BASE
+        most = {s.index: sum(u.stands for u in self.config.epic.units if u.side == s.index) for s in self.config.sides}
+        found = {si: int((stands & (bases.side == si)).sum()) for si in most}
+        for si, n in most.items():
+            mine = np.flatnonzero(stands & (bases.side == si))
+            if not n or len(mine) <= n:
+                continue
+            lacking = {o: most[o] - found[o] for o in most if o != si and most[o] > found[o]}
+            extra = mine[np.argsort(bases.score[mine], kind="stable")[:len(mine) - n]][::-1]  # (best seen first)
+            maybe_theirs = min(len(extra), sum(lacking.values()))
+            keep[extra[maybe_theirs:]] = False
+            for o in lacking:
+                rivals[extra[:maybe_theirs]] |= 1 << o
+        return keep, rivals
 
     def _side_rivals(self, bases: Detections, evs: dict[tuple[int, int], np.ndarray]) -> np.ndarray:
         """Per base, the other sides its rim could be (a bit mask; ``Detections.rivals``):
