@@ -48,6 +48,7 @@ PALE_MINI_1080P_SEED = 100078  # a tuning-split Warcry table: a white-rimmed 25 
 BLUE_DISC_720P_SEED = 100080  # a tuning-split Warcry table: a blue plain objective beside an unread tag
 WHITE_EDGE_720P_SEED = 100092  # a tuning-split Warcry table: white rims on a pale mat, one by the edge
 UNSURE_SIDES_720P_SEED = 100062  # a tuning-split Warcry table: purple and blue rims read as each other
+HIDDEN_OVAL_1080P_SEED = 100001  # a tuning-split mixed Warcry table: an oval under its miniature by a tag
 
 
 def _tuning_table(request, seed: int, kind: str, name: str, size: tuple[int, int] = (1280, 720),
@@ -171,6 +172,15 @@ def unsure_sides_720p_table(request, tmp_path_factory):
     one frame), and a fresh calibration cache."""
     folder = _tuning_table(request, UNSURE_SIDES_720P_SEED, "warcry", "unsure-sides")
     return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-unsure"))}
+
+
+@pytest.fixture(scope="session")
+def hidden_oval_1080p_table(request, tmp_path_factory):
+    """A mixed Warcry table of the shared renderer at 1920x1080 whose red 75 x 42 mm oval
+    shows only a thin crescent of rim under its miniature, a tagged objective touching it
+    (tuning seed 100001, one frame), and a fresh calibration cache."""
+    folder = _tuning_table(request, HIDDEN_OVAL_1080P_SEED, "warcry-mixed", "hidden-oval", (1920, 1080))
+    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-oval"))}
 
 
 @pytest.fixture(scope="module")

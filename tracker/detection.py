@@ -650,17 +650,22 @@ class TableDetector:
 
     def _unnamed(self, bases: Detections, tokens: Detections | None) -> tuple[Doubt, ...]:
         """This look's patches of a base's size and shape that the pursuit could not name
-        (``_doubts``), as world.Doubt, but for those a base or a token found took (a
-        look that did not look for tokens keeps none: a token may lie there)."""
+        (``_doubts``), as world.Doubt, but for those a base or a token found took: a base
+        whose centre lies within the patch's outline or the patch's centre within the
+        base's, a token on the patch's middle (a look that did not look for tokens keeps
+        none: a token may lie there). (A base or token merely beside it takes nothing: a
+        tag token beside an oval whose miniature hides most of its rim took that oval's
+        doubt.)"""
         if tokens is None:
             return ()
         b = bases[bases.kind == KIND_BASE]
         rb = np.where(b.shape > 0, b.size_mm[:, 0], b.base_mm) / MM_PER_IN / 2
+        token_r = max((t.diameter_in for t in self.config.tokens.values()), default=1.0) / 2
         out = []
         for x, y, z, r, sides in self._doubts:
-            if len(b) and np.any(np.hypot(b.xyz[:, 0] - x, b.xyz[:, 1] - y) < rb + r):
+            if len(b) and np.any(np.hypot(b.xyz[:, 0] - x, b.xyz[:, 1] - y) < np.maximum(rb, r)):
                 continue
-            if len(tokens) and np.any(np.hypot(tokens.xyz[:, 0] - x, tokens.xyz[:, 1] - y) < r + 0.5):
+            if len(tokens) and np.any(np.hypot(tokens.xyz[:, 0] - x, tokens.xyz[:, 1] - y) < token_r):
                 continue
             out.append(Doubt(float(x), float(y), float(z), float(r), tuple(int(si) for si in sides)))
         return tuple(out)
