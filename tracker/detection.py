@@ -779,13 +779,10 @@ class TableDetector:
             a = math.radians(float(bases.angle_deg[i]))
             px = view.to_pixel(np.column_stack([x + math.cos(a) * band[:, 0] - math.sin(a) * band[:, 1],
                                                 y + math.sin(a) * band[:, 0] + math.cos(a) * band[:, 1]]))
-            ev = {}
-            for si, _, _ in self._side_lab():
-                m = evs.get((v, si))
-                if m is not None:
-                    c = np.clip(np.rint(px[:, 0]).astype(int), 0, m.shape[1] - 1)
-                    r = np.clip(np.rint(px[:, 1]).astype(int), 0, m.shape[0] - 1)
-                    ev[si] = float(m[r, c].mean())
+            H, W = view.shape
+            c = np.clip(np.rint(px[:, 0]).astype(int), 0, W - 1)
+            r = np.clip(np.rint(px[:, 1]).astype(int), 0, H - 1)
+            ev = {si: float(evs[(v, si)][r, c].mean()) for si, _, _ in self._side_lab() if (v, si) in evs}
             own = ev.get(int(bases.side[i]), 0.0)
             for si, e in ev.items():
                 if si != int(bases.side[i]) and e > RIVAL_LEAST and e >= SIDE_RIVAL_SHARE * own:
@@ -1377,12 +1374,12 @@ class TableDetector:
             read = set(tokens.tag_id[keep_token & (tokens.kind == kind)].tolist())
             untagged = 0 if spec is None else spec.untagged
             unread = 0 if spec is None else len(set(spec.tag_ids) - read)
-            if len(plain) <= untagged or (len(plain) <= untagged + unread and name not in self._token_styles_by_kind):
+            if len(plain) <= untagged:
                 continue
             # A disc with the flat face of an untagged token's colour is one of those; a
             # tag not read now leaves a printed card's place, not one for such a disc.
-            styled = np.array([name in self._token_styles_by_kind
-                               and self._styled_token(lab, tokens.xyz[i, :2]) == kind for i in plain], bool)
+            styled = np.array([self._styled_token(lab, tokens.xyz[i, :2]) == kind for i in plain], bool) \
+                if name in self._token_styles_by_kind else np.zeros(len(plain), bool)
             order = np.argsort(-tokens.score[plain], kind="stable")
             faced, unfaced = [int(plain[k]) for k in order if styled[k]], [int(plain[k]) for k in order if not styled[k]]
             # The untagged places to the discs of their colours first; the rest (an

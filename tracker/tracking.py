@@ -125,7 +125,6 @@ class FighterTracker:
                  confirm_hits: int = 2, grace_s: float = 1.5, still_in: float = 0.1):
         self.config = config
         self._doubts: tuple = ()  # the last whole look's (Detections.doubts)
-        self._sides_looked = True  # whether this frame's bases were looked at whole (their rival sides read)
         self.fps = fps
         self.max_speed_in_s = max_speed_in_s
         self.confirm_hits = confirm_hits
@@ -186,7 +185,6 @@ class FighterTracker:
             for t in gone:
                 if t.confirmed:
                     self.events.append(Event(index, time_s, "removed", t.id, {"reason": "a state token, not a base"}))
-        self._sides_looked = dets.sizes_found
         self._assign(bases, dets, index, time_s, bare)
         self._move_as_units(index)
         if dets.sizes_found:
@@ -437,7 +435,7 @@ class FighterTracker:
         t.xyz = (1 - alpha) * t.xyz + alpha * new
         t.sigma_in = float(bases.sigma_in[j])
         t.fit_score = 0.7 * t.fit_score + 0.3 * float(bases.score[j])
-        if self._sides_looked:  # (a follow keeps the sides it was given: it says nothing of them)
+        if bases.sizes_found:  # (a follow keeps the sides it was given: it says nothing of them)
             t.rival_sides = tuple(sorted((set(bases.rival_sides(j)) | {int(bases.side[j])}) - {t.side}))
         t.base_mm = float(bases.base_mm[j]) if t.hits < 5 and not t.size_votes else t.base_mm
         if len(bases.shape) and bases.shape[j]:
