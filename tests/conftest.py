@@ -75,13 +75,19 @@ def _tuning_table(request, seed: int, kind: str, name: str, size: tuple[int, int
     return entry.path
 
 
+def _tuning_table_cached(request, tmp_path_factory, seed: int, kind: str, name: str, *args, **kw) -> tuple[Path, dict]:
+    """``_tuning_table``'s folder and a fresh calibration cache for it:
+    ``(folder, {"XDG_CACHE_HOME": ...})``."""
+    folder = _tuning_table(request, seed, kind, name, *args, **kw)
+    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp(f"xdg-cache-{name}"))}
+
+
 @pytest.fixture(scope="session")
 def white_rims_720p_table(request, tmp_path_factory):
     """A Warcry table of the shared renderer at 1280x720 whose white side's rims are
     near its pale mat's colour (tuning seed 100002, one frame), and a fresh calibration
     cache for it: ``(folder, {"XDG_CACHE_HOME": ...})``."""
-    folder = _tuning_table(request, WHITE_RIMS_720P_SEED, "warcry", "white-rims")
-    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-white"))}
+    return _tuning_table_cached(request, tmp_path_factory, WHITE_RIMS_720P_SEED, "warcry", "white-rims")
 
 
 @pytest.fixture(scope="session")
@@ -90,8 +96,7 @@ def epic_720p_table(request, tmp_path_factory):
     100047, rendered once into pytest's cache), and a fresh calibration cache for it:
     ``(folder, {"XDG_CACHE_HOME": ...})``. Build the pipeline under that environment
     (``epic_720p``) so each module calibrates afresh once, never from ~/.cache."""
-    folder = _tuning_table(request, EPIC_720P_SEED, "epic", "stands-epic")
-    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
+    return _tuning_table_cached(request, tmp_path_factory, EPIC_720P_SEED, "epic", "stands-epic")
 
 
 def _first_frame(table: tuple[Path, dict]) -> tuple:
@@ -124,8 +129,7 @@ def skin_unit_720p_table(request, tmp_path_factory):
     """An Epic table of the shared renderer at 1280x720 whose yellow units, blurred with
     their miniatures, are skin-coloured patches of a hand's size (tuning seed 100007, one
     frame, no hand in it), and a fresh calibration cache for it."""
-    folder = _tuning_table(request, SKIN_UNIT_720P_SEED, "epic", "skin-unit")
-    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-skin"))}
+    return _tuning_table_cached(request, tmp_path_factory, SKIN_UNIT_720P_SEED, "epic", "skin-unit")
 
 
 @pytest.fixture(scope="session")
@@ -133,8 +137,7 @@ def ovals_720p_table(request, tmp_path_factory):
     """A mixed Warcry table of the shared renderer at 1280x720 whose ovals, their
     miniatures over a long side and an end, show rims that round bases fit (tuning seed
     100057, one frame), and a fresh calibration cache for it."""
-    folder = _tuning_table(request, OVALS_720P_SEED, "warcry-mixed", "ovals-as-rounds")
-    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-ovals"))}
+    return _tuning_table_cached(request, tmp_path_factory, OVALS_720P_SEED, "warcry-mixed", "ovals-as-rounds")
 
 
 @pytest.fixture(scope="session")
@@ -142,8 +145,7 @@ def pale_mini_1080p_table(request, tmp_path_factory):
     """A Warcry table of the shared renderer at 1920x1080 whose white side has 25 mm
     bases and whose one plain objective is white: a pale miniature on such a base shows
     a white token's face (tuning seed 100078, one frame), and a fresh calibration cache."""
-    folder = _tuning_table(request, PALE_MINI_1080P_SEED, "warcry", "pale-mini", (1920, 1080))
-    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-pale"))}
+    return _tuning_table_cached(request, tmp_path_factory, PALE_MINI_1080P_SEED, "warcry", "pale-mini", (1920, 1080))
 
 
 @pytest.fixture(scope="session")
@@ -151,8 +153,7 @@ def blue_disc_720p_table(request, tmp_path_factory):
     """A Warcry table of the shared renderer at 1280x720 with a blue plain objective and
     a tagged treasure whose tag is not read (tuning seed 100080, one frame), and a fresh
     calibration cache."""
-    folder = _tuning_table(request, BLUE_DISC_720P_SEED, "warcry", "blue-disc")
-    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-blue"))}
+    return _tuning_table_cached(request, tmp_path_factory, BLUE_DISC_720P_SEED, "warcry", "blue-disc")
 
 
 @pytest.fixture(scope="session")
@@ -161,8 +162,7 @@ def white_edge_720p_table(request, tmp_path_factory):
     seed 100092, two frames: in the second a white 32 mm base by the table's edge, 2 in
     from an objective, whose patch a token's disc fits as well as its own outline), and a
     fresh calibration cache."""
-    folder = _tuning_table(request, WHITE_EDGE_720P_SEED, "warcry", "white-edge", frames=2)
-    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-edge"))}
+    return _tuning_table_cached(request, tmp_path_factory, WHITE_EDGE_720P_SEED, "warcry", "white-edge", frames=2)
 
 
 @pytest.fixture(scope="session")
@@ -170,8 +170,7 @@ def unsure_sides_720p_table(request, tmp_path_factory):
     """A Warcry table of the shared renderer at 1280x720 whose purple, blue and red rims,
     seen in part under their miniatures, are read as each other's (tuning seed 100062,
     one frame), and a fresh calibration cache."""
-    folder = _tuning_table(request, UNSURE_SIDES_720P_SEED, "warcry", "unsure-sides")
-    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-unsure"))}
+    return _tuning_table_cached(request, tmp_path_factory, UNSURE_SIDES_720P_SEED, "warcry", "unsure-sides")
 
 
 @pytest.fixture(scope="session")
@@ -179,8 +178,8 @@ def hidden_oval_1080p_table(request, tmp_path_factory):
     """A mixed Warcry table of the shared renderer at 1920x1080 whose red 75 x 42 mm oval
     shows only a thin crescent of rim under its miniature, a tagged objective touching it
     (tuning seed 100001, one frame), and a fresh calibration cache."""
-    folder = _tuning_table(request, HIDDEN_OVAL_1080P_SEED, "warcry-mixed", "hidden-oval", (1920, 1080))
-    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache-oval"))}
+    return _tuning_table_cached(request, tmp_path_factory, HIDDEN_OVAL_1080P_SEED, "warcry-mixed", "hidden-oval",
+                                (1920, 1080))
 
 
 @pytest.fixture(scope="module")
