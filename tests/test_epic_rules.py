@@ -262,6 +262,47 @@ def test_bunker_counts_as_enemy_unit_option():
     assert control(s, config(), markers=[m, bk], removed=["bk"]).control == {"th": 0}
 
 
+def test_a_stand_of_unsure_side_that_decides_control_makes_it_too_close_to_call():
+    """A stand whose rim the camera saw too little of (rival_sides) counts for the owner
+    in the best case and against in the worst: where that changes control, the call is
+    too close, naming the stand; where it does not, the call stands."""
+    m = marker(*TH)
+    a = stand("a", 0, 90, 85, "a1")                                       # side 0, 14 cm
+    unsure_enemy = stand("b", 1, 90, 108, "b1", rival_sides=(0,))         # read as side 1, 7 cm
+    r = control(world([a, unsure_enemy], [m]), config(), markers=[m]).rulings[0]
+    assert r.verdict == "too close to call" and r.details["controller"] is None
+    assert any("too little of the rim of b" in n and "perhaps 0" in n for n in r.notes), r.notes
+    assert r.details["unsure_sides"] == [{"fighter": "b", "side": 1, "could_be": [0], "distance_cm": 7.0}]
+    # The same stand read surely as side 1: a plain "no".
+    sure = control(world([a, stand("b", 1, 90, 108, "b1")], [m]), config(), markers=[m]).rulings[0]
+    assert sure.verdict == "no" and not sure.notes
+    # Far off (20 cm, past the owner's 14 cm unit) it cannot change anything.
+    far = control(world([a, stand("b", 1, 90, 121, "b1", rival_sides=(0,))], [m]), config(), markers=[m]).rulings[0]
+    assert far.verdict == "yes" and not far.notes
+
+
+def test_an_owner_stand_of_unsure_side_cannot_hold_a_marker_surely():
+    m = marker("cap", 0, "capture", 90, 100, diameter_cm=4)
+    touching = stand("a", 0, 90, 97, "a1", rival_sides=(1,))
+    r = control(world([touching], [m]), config(), markers=[m])
+    assert r.control == {"cap": 0} and r.rulings[0].verdict == "too close to call"
+
+
+def test_a_doubt_near_a_marker_is_a_stand_of_either_side():
+    from tracker.world import Doubt
+    from tracker.epic import cm_to_in
+
+    m = marker(*TH)
+    s = world([stand("a", 0, 90, 88, "a1")], [m])                          # side 0, 11 cm: controls
+    near = Doubt(cm_to_in(90), cm_to_in(106), 0.0, cm_to_in(1.5), sides=(0, 1))  # 4.5 cm from the marker
+    r = control(type(s)(fighters=s.fighters, tokens=s.tokens, doubts=(near,)), config(), markers=[m]).rulings[0]
+    assert r.verdict == "too close to call" and r.details["controller"] == 0
+    assert any("could not name" in n for n in r.notes) and r.details["doubts"][0]["distance_cm"] == pytest.approx(4.5)
+    far = Doubt(cm_to_in(90), cm_to_in(130), 0.0, cm_to_in(1.5), sides=(0, 1))
+    r = control(type(s)(fighters=s.fighters, tokens=s.tokens, doubts=(far,)), config(), markers=[m]).rulings[0]
+    assert r.verdict == "yes" and not r.notes
+
+
 # --- control: Capture --------------------------------------------------------------------------
 def test_capture_base_contact_with_stated_tolerance():
     m = marker("cap", 0, "capture", 90, 100, diameter_cm=4)            # rim 2 cm from the centre

@@ -325,6 +325,88 @@ def _unit_to_marker(u: Unit, tok: Token) -> tuple[float, float, Fighter]:
     return best  # type: ignore[return-value]
 
 
+
+def _unsure_bounds(state: WorldState, tok: Token, m: ObjectiveMarker, tol: float,
+                   enemy_bunker_cm: float | None) -> tuple[bool, bool, list[dict], list[dict]]:
+    """Whether the owner could control marker ``m`` (best case) and whether it surely
+    does (worst case), over what the camera is not sure of: stands whose side it is
+    not sure of (``Fighter.rival_sides``: counted for the owner in the best case if they
+    could be the owner's, as enemies in the worst if they could be another side's) and
+    places that may hold a stand of one of several sides (``WorldState.doubts``).
+    Distances are as measured (their sigma is the verdict's own concern). Control is
+    monotone in both (more friends near never loses it, more enemies never gains it), so
+    the outcome with every side as read lies between the two. Returns (could, surely,
+    the unsure stands near enough to matter, the doubts near enough to matter).
+
+    ``tol``: a Capture marker's contact tolerance (cm); ``enemy_bunker_cm``: the nearest
+    Bunker counted as an enemy unit, if any."""
+    capture = m.type == "capture"
+    reach_cm = tol + m.diameter_cm / 2.0 if capture else CONTROL_RANGE_CM
+    best_friend = worst_friend = math.inf
+    best_enemy = worst_enemy = math.inf if enemy_bunker_cm is None else enemy_bunker_cm
+    unsure: list[dict] = []
+    for f in state.fighters:
+        d = in_to_cm(closest(f, tok).distance)
+        could = {f.side, *f.rival_sides}
+        if m.owner in could:
+            best_friend = min(best_friend, d)
+        if f.side == m.owner and not f.rival_sides:
+            worst_friend = min(worst_friend, d)
+        if f.side != m.owner and not (f.rival_sides and m.owner in could):
+            best_enemy = min(best_enemy, d)
+        if could - {m.owner}:
+            worst_enemy = min(worst_enemy, d)
+        if f.rival_sides and d <= reach_cm + 1.0:
+            unsure.append({"fighter": f.id, "side": f.side, "could_be": list(f.rival_sides),
+                           "distance_cm": round(d, 2)})
+    doubts: list[dict] = []
+    for qd in state.doubts:
+        d = max(0.0, in_to_cm(math.hypot(qd.x - tok.x, qd.y - tok.y) - qd.radius_in))
+        if m.owner in qd.sides:
+            best_friend = min(best_friend, d)
+        if set(qd.sides) - {m.owner}:
+            worst_enemy = min(worst_enemy, d)
+        if d <= reach_cm + 1.0:
+            doubts.append({"x": qd.x, "y": qd.y, "sides": list(qd.sides), "distance_cm": round(d, 2)})
+
+    def holds(friend: float, enemy: float) -> bool:
+        if capture:
+            return friend - m.diameter_cm / 2.0 <= tol + 1e-9
+        return friend <= CONTROL_RANGE_CM + 1e-9 and friend < enemy - 1e-9
+
+    return holds(best_friend, best_enemy), holds(worst_friend, worst_enemy), unsure, doubts
+
+
+
+def _with_unsure(r: Ruling, state: WorldState, tok: Token, m: ObjectiveMarker, tol: float,
+                 bunkers: Sequence[ObjectiveMarker]) -> Ruling:
+    """``r``, too close to call where stands of unsure side or doubts (``_unsure_bounds``)
+    could change whether the owner controls ``m``, saying which; with them in its
+    details either way (``unsure_sides``, ``doubts``)."""
+    near = [math.dist(m.xy, b.xy) for b in bunkers if b.owner == m.owner]
+    bunker = min(near) if near else None
+    could, surely, unsure, doubts = _unsure_bounds(state, tok, m, tol, bunker)
+    details = {**r.details, "unsure_sides": unsure, "doubts": doubts}
+    if could == surely:
+        return replace(r, details=details)
+    # Which of the two is what makes it close: each alone, else both together.
+    sure_sides = replace(state, fighters=tuple(replace(f, rival_sides=()) for f in state.fighters))
+    by_unsure = len(set(_unsure_bounds(replace(state, doubts=()), tok, m, tol, bunker)[:2])) > 1
+    by_doubts = len(set(_unsure_bounds(sure_sides, tok, m, tol, bunker)[:2])) > 1
+    notes = list(r.notes)
+    if unsure and (by_unsure or not by_doubts):
+        notes.append("too close to call: the camera saw too little of the rim of "
+                     + "; ".join(f"{u['fighter']} to be sure of its side (side {u['side']}, or perhaps "
+                                 f"{' or '.join(map(str, u['could_be']))})" for u in unsure)
+                     + ": look at the table")
+    if doubts and (by_doubts or not by_unsure):
+        notes.append("too close to call: the camera saw something of a stand's size it could not name "
+                     + "; ".join(f"at ({q['x']:.1f}, {q['y']:.1f}) in, {q['distance_cm']:.1f} cm away, "
+                                 f"perhaps a stand of side {' or '.join(map(str, q['sides']))}" for q in doubts)
+                     + ": look at the table")
+    return replace(r, verdict=TOO_CLOSE, notes=tuple(notes), details=details)
+
+
 def control(state: WorldState, config: EpicConfig, markers: Sequence[ObjectiveMarker] | None = None,
             removed: Sequence[str] = (), battle_round: int | None = None) -> EpicControl:
     """Who controls each Take & Hold, Cleanse and Capture marker at the end of the Rally
@@ -439,6 +521,8 @@ def control(state: WorldState, config: EpicConfig, markers: Sequence[ObjectiveMa
                                            "nearest_enemy": enemy[2] if enemy else None,
                                            "enemy_distance": enemy[0] if enemy else None,
                                            "battle_round": battle_round, "nearest_stands": lines})
+        r = _with_unsure(r, state, tok, m, tol, bunkers if m.type != "capture" and config.options.bunker_is_enemy_unit
+                         else ())
         out[m.id] = m.owner if ok else None
         rulings.append(r)
     if from_state:

@@ -42,6 +42,8 @@ FG_LEVEL, FG_SPAN = 4.0, 8.0
 OUTER_GAP_PX, OUTER_WIDTH_PX = 2.5, 2.0
 # Shadow: at least this much darker (detector Lab's L units) with colour within this.
 SHADOW_L, SHADOW_CHROMA = 3.0, 6.0
+# Detector Lab's lightness per unit of L* (colour.detector_lab: 8-bit L, 2.55 a unit, scaled by 0.35).
+LAB_L_SCALE = 0.35 * 2.55
 # Already explained pixels (a placed base) in the outer band count this much foreground:
 # bases in contact touch there.
 TOUCHING = 0.5
@@ -87,20 +89,33 @@ def foreground(lab: np.ndarray, empty_lab: np.ndarray, usable: np.ndarray) -> np
     return fg
 
 
-def shadow(lab: np.ndarray, empty_lab: np.ndarray) -> np.ndarray:
+def shadow(lab: np.ndarray, empty_lab: np.ndarray, scaled: bool = False) -> np.ndarray:
     """Where the picture is the empty table in shadow: darker than it (by SHADOW_L at
-    least) with nearly its colour (chroma within SHADOW_CHROMA). A miniature's shadow
-    on the mat is a patch of foreground a base's size; a base's rim, its wall and most
-    paint differ in colour, not only in light.
+    least) with the colour a shadow leaves it (within SHADOW_CHROMA). A miniature's
+    shadow on the mat is a patch of foreground a base's size; a base's rim, its wall and
+    most paint differ in colour, not only in light. ``lab``: detector Lab
+    (``colour.detector_lab``: L* scaled by 0.8925, a and b centred on 0).
 
-    >>> empty = np.full((1, 3, 3), (60.0, 140.0, 120.0), np.float32)
-    >>> seen = np.array([[(40.0, 141.0, 121.0), (62.0, 140.0, 120.0), (40.0, 160.0, 110.0)]], np.float32)
-    >>> shadow(seen, empty).tolist()
-    [[True, False, False]]
+    Strictly (the default), a shadow keeps the mat's a and b. ``scaled``: as light
+    works, a shadow scales the light, and so a surface's X, Y and Z alike: L* + 16, a*
+    and b* all shrink by the same factor (their cube root), a shadowed green mat a
+    darker, greyer green (an arm's shadow on a brown mat left it 6-8 units less yellow,
+    which the strict test calls paint). But a base darker than the mat and of its hue (a
+    green rim on a green mat) is then a shadow too: the strict test where losing a
+    base's patch costs a fighter, the scaled one where a shadow taken for a stand would
+    be one that is not there.
+
+    >>> empty = np.full((1, 3, 3), (60.0, -18.0, 25.0), np.float32)  # a green mat
+    >>> seen = np.array([[(40.0, -18.5, 25.5), (40.0, -13.5, 18.8), (40.0, 10.0, 18.8)]], np.float32)
+    >>> shadow(seen, empty).tolist(), shadow(seen, empty, scaled=True).tolist()  # (same ab; scaled ab; red paint)
+    ([[True, False, False]], [[False, True, False]])
     """
-    d = cv2.subtract(lab, empty_lab)
-    chroma = np.hypot(d[..., 1], d[..., 2])
-    return (d[..., 0] <= -SHADOW_L) & (chroma <= SHADOW_CHROMA)
+    k: float | np.ndarray = 1.0
+    if scaled:
+        k = (lab[..., 0] * (1 / LAB_L_SCALE) + 16.0) / np.maximum(empty_lab[..., 0] * (1 / LAB_L_SCALE) + 16.0, 1.0)
+    da = lab[..., 1] - k * empty_lab[..., 1]
+    db = lab[..., 2] - k * empty_lab[..., 2]
+    return (lab[..., 0] - empty_lab[..., 0] <= -SHADOW_L) & (np.hypot(da, db) <= SHADOW_CHROMA)
 
 
 def _sd(shape: str, u: np.ndarray, v: np.ndarray, hx: float, hy: float) -> np.ndarray:
@@ -203,14 +218,27 @@ def response_at(fg: np.ndarray, outline: Outline, theta: float, col: float, row:
     response on an untouched map). Asked of a token's disc where a stand was placed, it
     tells a disc from a stand: each fits its own outline best."""
     ki, ko = outline_masks(outline, theta)
-    R = ki.shape[0] // 2
+    pad = _window(fg, ki.shape[0] // 2, col, row)
+    return float((pad * ki).sum() - (pad * ko).sum())
+
+
+def inside_mean(fg: np.ndarray, outline: Outline, theta: float, col: float, row: float) -> float:
+    """The mean of ``fg`` over one outline's inside placed at (``col``, ``row``), turned
+    ``theta`` (``pursue``'s inside weights)."""
+    ki, _ = outline_masks(outline, theta)
+    return float((_window(fg, ki.shape[0] // 2, col, row) * ki).sum())
+
+
+def _window(fg: np.ndarray, R: int, col: float, row: float) -> np.ndarray:
+    """``fg``'s (2R+1)-square window centred on the pixel nearest (``col``, ``row``), 0
+    beyond its edges."""
     c, r = int(round(col)), int(round(row))
     H, W = fg.shape
     pad = np.zeros((2 * R + 1, 2 * R + 1), np.float32)
     r0, r1, c0, c1 = max(r - R, 0), min(r + R + 1, H), max(c - R, 0), min(c + R + 1, W)
     if r0 < r1 and c0 < c1:
         pad[r0 - (r - R):r1 - (r - R), c0 - (c - R):c1 - (c - R)] = fg[r0:r1, c0:c1]
-    return float((pad * ki).sum() - (pad * ko).sum())
+    return pad
 
 
 def _take(inner_map: np.ndarray, outer_map: np.ndarray, outline: Outline, p: Placement) -> None:
