@@ -730,6 +730,8 @@ class TableDetector:
         if platforms is None and self.config.epic is not None:
             keep, unsure = self._within_epic_roster(bases)
             bases, unsure = bases[keep], unsure[keep]
+        elif platforms is None:
+            unsure = self._beyond_roster(bases)
         bases.rivals = self._side_rivals(bases, evs) | unsure | bases.rivals
         return bases, t2
 
@@ -758,6 +760,33 @@ class TableDetector:
             for o in lacking:
                 rivals[extra[:maybe_theirs]] |= 1 << o
         return keep, rivals
+
+    def _beyond_roster(self, bases: Detections) -> np.ndarray:
+        """Rival bits (``Detections.rivals``) for round bases a side has more of, at one
+        size, than its roster lists, where another side lists more bases than were found
+        (of that size or another: a side is misread with the size, a blue 40 mm base under
+        a pale miniature read as a white 32 mm circle): the least seen of them beyond the
+        roster may be that side's (a pale miniature filling a yellow 25 mm base up to its
+        thin rim closes a white circle seen better than the yellow one). A side fields the
+        bases its roster lists, so one of them is read wrong, and which the rims alone
+        cannot say: its side is unsure. On 99 tuning tables: wrong control calls 47 -> 34,
+        right ones flagged 178 -> 192 (same size only: 43 and 183)."""
+        out = np.zeros(len(bases), np.int64)
+        listed = {s.index: Counter(float(mm) for mm in s.bases_mm) for s in self.config.sides if s.bases_mm}
+        if len(listed) < 2:
+            return out
+        rnd = (bases.kind == KIND_BASE) & (bases.shape == 0)
+        found = {si: Counter(float(mm) for mm in bases.base_mm[rnd & (bases.side == si)]) for si in listed}
+        for si, sizes in found.items():
+            for mm, n in sizes.items():
+                extra = n - listed[si][mm]
+                short = [o for o in listed if o != si and any(listed[o][m] > found[o][m] for m in listed[o])]
+                if extra <= 0 or not short:
+                    continue
+                mine = np.flatnonzero(rnd & (bases.side == si) & (bases.base_mm == mm))
+                for i in mine[np.argsort(bases.score[mine], kind="stable")[:extra]]:
+                    out[i] |= sum(1 << o for o in short)
+        return out
 
     def _side_rivals(self, bases: Detections, evs: dict[tuple[int, int], np.ndarray]) -> np.ndarray:
         """Per base, the other sides its rim could be (a bit mask; ``Detections.rivals``):
