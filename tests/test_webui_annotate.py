@@ -186,3 +186,21 @@ def test_a_doubt_is_drawn_where_it_lies_in_the_colour_of_the_side_it_could_be(sc
     d = np.hypot(*(np.asarray(pipe.camera.unproject(lit, 0.0), float).reshape(-1, 2) - (q.x, q.y)).T)
     ring = d[d > 0.3]  # (leave out the "?")
     assert abs(np.median(ring) - q.radius_in) < 0.06
+
+
+def test_a_fighter_of_unsure_side_is_drawn_in_both_colours(scene):
+    """A fighter whose side the camera is not sure of (rival_sides) has its outline in its
+    side's colour with every other stretch in the side it could be instead; one sure of
+    its side shows no trace of the other's colour."""
+    pipe, result = scene
+    f = result.state.fighters[0]
+    other = next(s for s in pipe.config.sides if s.index != f.side)
+    ann = Annotator(pipe.camera, pipe.config)
+    black = np.zeros_like(result.frame)
+    sure = ann.annotate(black, result.state.with_fighters((replace(f, rival_sides=()),)), layers={"bases"})
+    unsure = ann.annotate(black, result.state.with_fighters((replace(f, rival_sides=(other.index,)),)),
+                          layers={"bases"})
+    own = np.array(pipe.config.side(f.side).rim_bgr, np.uint8)
+    theirs = np.array(other.rim_bgr, np.uint8)
+    assert not np.all(sure == theirs, axis=2).any()
+    assert np.all(unsure == theirs, axis=2).sum() > 10 and np.all(unsure == own, axis=2).sum() > 10

@@ -348,12 +348,17 @@ class Annotator:
             else:
                 self._poly(img, outline, OUTLINE_BGR, thick + 2)
                 self._poly(img, outline, colour, thick)
+                if f.rival_sides:
+                    # Its side unsure: every other stretch of its outline in the side it
+                    # could be instead (and "?" by its id).
+                    step = max(1, len(outline) // 12)  # (six dashes round it, long enough to see)
+                    self._poly(img, outline[::step], self.side_bgr(f.rival_sides[0]), thick, dashed=True)
             if f.carrying:
                 c = outline.mean(axis=0)
                 cv2.circle(img, (int(c[0]), int(c[1])), max(3, 4 * thick), TREASURE_BGR, -1, cv2.LINE_AA)
         if ids:
             top = outline[np.argmin(outline[:, 1])]
-            text = f.id + ("?" if f.occluded else "")
+            text = f.id + ("?" if f.occluded else "") + (" side?" if f.rival_sides else "")
             self._label(img, text, (int(top[0]) - 6, int(top[1]) - 4), colour, scale)
 
     @staticmethod

@@ -57,6 +57,7 @@
         return `<li data-fighter="${esc(f.id)}" data-status="${esc(st)}" class="${f.occluded ? "occluded" : ""} ${st ? "st-" + st : ""}` +
           `${f.id === selected ? " sel" : ""}" title="x ${f.x.toFixed(2)} y ${f.y.toFixed(2)} z ${f.z.toFixed(2)}">` +
           `${esc(f.id)}${f.name ? " " + esc(f.name) : ""}${f.occluded ? " (hidden)" : ""}${f.carrying || (fs && fs.carrying) ? " ◆" : ""}` +
+          ((f.rival_sides || []).length ? ` <span class="hint unsure" title="the camera saw too little of its rim to be sure of its side">side? or ${f.rival_sides.map((r) => esc(sideName(r))).join(" or ")}</span>` : "") +
           (fs ? ` <span class="hint">${STATUS_MARK[st] || ""}${fs.damage || fs.wounds ? " " + fs.damage + "/" + (fs.wounds ?? "?") : ""}</span>` : "") +
           `</li>`;
       }).join("") +
