@@ -54,3 +54,29 @@ def test_a_plain_objective_of_its_colour_takes_the_untagged_place(blue_disc):
     assert len(found) == 1 and found[0].tag_id is None
     for t in truth["tokens"]:
         assert not _near(state.fighters, t["x"], t["y"], 0.5), t  # a token is never a fighter
+
+
+@pytest.fixture(scope="module")
+def yellow_oval(request, tmp_path_factory):
+    """A 720p mixed Warcry tuning table (seed 100017, one frame): a yellow miniature on a
+    yellow-rimmed 60 x 35 mm oval, found only as a patch of its outline."""
+    from conftest import _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100017, "warcry-mixed", "yellow-oval"))
+
+
+@pytest.mark.slow
+def test_a_disc_in_a_large_bases_patch_does_not_take_it(yellow_oval):
+    """A base found only as a patch of its outline gives way to a token found on it only
+    where the token's disc could be that patch (it fills half its outline or more): a
+    60 x 35 mm oval's yellow miniature read as a gold disc took the oval for its own,
+    and the fighter was lost with nothing said. (Measured when written: missed.)"""
+    pipe, frame, truth = yellow_oval
+    state = pipe.judge_still(frame, 0, 0.0).state
+    oval = next(f for f in truth["fighters"] if f.get("shape") == "oval" and f["team_colour"] == "yellow"
+                and math.hypot(f["x"] - 4.70, f["y"] - 15.97) < 0.1)
+    got = _near(state.fighters, oval["x"], oval["y"], 0.75)
+    assert len(got) == 1 and got[0].side == oval["team"], got
+    # and no treasure is left where the miniature was taken for one
+    assert not [t for t in truth["tokens"] if math.hypot(t["x"] - oval["x"], t["y"] - oval["y"]) < 1.5]
+    assert not _near([t for t in state.tokens if t.kind == "treasure"], oval["x"], oval["y"], 1.2)

@@ -1356,6 +1356,10 @@ class TableDetector:
         keep_token = np.ones(len(tokens), bool)
         keep_base = np.ones(len(bases), bool)
         took: dict[int, np.ndarray] = {}  # per plain token: the bases it took for its own edge
+        # Bases found as a patch that a token's disc could be: one the disc fills at least
+        # half of (a 40 x 20 mm stand, a 32 mm base; not a 60 x 35 mm oval, whose yellow
+        # miniature read as a gold disc took it for its own).
+        disc_patch = bases.from_foreground & (self._paper_area_share(bases) >= 0.5)
         if len(bases) and self._paper_discs:
             # A token whose tag is not read yet is still a token: a base of its size
             # centred on it is the paper disc's edge read as a rim (a white side's 25 mm
@@ -1364,13 +1368,13 @@ class TableDetector:
             d = np.linalg.norm(bases.xyz[:, None, :2] - paper[None], axis=2)
             small = bases.base_mm <= 1.2 * self._paper_diameter_in() * MM_PER_IN
             keep_base &= ~(small & (d < 0.35 * self._paper_diameter_in()).any(axis=1))
-            keep_base &= ~(bases.from_foreground & (d < bases.base_mm[:, None] / MM_PER_IN / 2).any(axis=1))
-        if len(bases) and len(tokens) and bases.from_foreground.any():
+            keep_base &= ~(disc_patch & (d < bases.base_mm[:, None] / MM_PER_IN / 2).any(axis=1))
+        if len(bases) and len(tokens) and disc_patch.any():
             # A base found only as a patch of its outline's shape is no more than that: a
             # token disc is such a patch too (a 1 in disc fills 40 x 20 mm outlines' middles
             # about as well as the stands do). A token found on it is the token.
             d = np.linalg.norm(tokens.xyz[:, None, :2] - bases.xyz[None, :, :2], axis=2)
-            keep_base &= ~(bases.from_foreground & (d < bases.base_mm[None, :] / MM_PER_IN / 2).any(axis=0))
+            keep_base &= ~(disc_patch & (d < bases.base_mm[None, :] / MM_PER_IN / 2).any(axis=0))
         if len(bases) and len(tokens):
             d = np.linalg.norm(tokens.xyz[:, None, :2] - bases.xyz[None, :, :2], axis=2)
             inside = (d < (bases.base_mm[None, :] / MM_PER_IN / 2)) & keep_base[None, :]
@@ -1514,6 +1518,13 @@ class TableDetector:
             vote[3] += 1
         vote[4] = self._full_count
         return Likeness(vote[2].per_id / vote[3], vote[2].blob / vote[3])
+
+    def _paper_area_share(self, bases: Detections) -> np.ndarray:
+        """How much of each base's outline the largest token disc would cover (its area
+        over the outline's, at most 1)."""
+        mm = np.where(bases.shape[:, None] > 0, bases.size_mm, bases.base_mm[:, None]) / MM_PER_IN
+        area = np.where(bases.shape == SHAPE_CODES["rect"], mm[:, 0] * mm[:, 1], math.pi / 4 * mm[:, 0] * mm[:, 1])
+        return np.minimum(1.0, math.pi / 4 * self._paper_diameter_in() ** 2 / np.maximum(area, 1e-9))
 
     def _paper_diameter_in(self) -> float:
         """The largest token disc on this table (plain tokens or state tokens)."""
