@@ -71,7 +71,8 @@ def test_rosters_kept_or_no_side_short_say_nothing(config):
 
 
 def test_sides_without_a_roster_say_nothing():
-    sides = [SimpleNamespace(index=0, bases_mm=(25.0,)), SimpleNamespace(index=1, bases_mm=())]
+    sides = [SimpleNamespace(index=0, bases_mm=(25.0,), shaped_roster=()),
+             SimpleNamespace(index=1, bases_mm=(), shaped_roster=())]
     dets = _bases([(0, 25.0, 0.9), (0, 25.0, 0.2)])
     assert not _beyond(SimpleNamespace(sides=sides), dets).any()
 
@@ -106,3 +107,28 @@ def test_sides_read_wrong_beyond_the_roster_are_unsure_on_a_rendered_table(pale_
     whites_32 = [f for f in fighters if f.side == 2 and round(f.base.width_in * 25.4) == 32]
     assert len(whites_32) == 2 and sum(bool(f.rival_sides) for f in whites_32) >= 1, whites_32
     assert sum(bool(f.rival_sides) for f in fighters) <= 4
+
+
+def test_an_oval_beyond_its_sides_roster_may_be_a_short_sides():
+    """Ovals and rectangles are held to the roster as round bases are, by outline: a white
+    60 x 35 mm oval beyond white's two, while blue lacks its 90 x 52 mm ovals (one read as
+    white's smaller oval)."""
+    from tracker.base_shapes import SHAPE_CODES
+    from tracker.config import BaseSize
+
+    small, large = BaseSize("oval", 60.0, 35.0), BaseSize("oval", 90.0, 52.0)
+    sides = [SimpleNamespace(index=0, bases_mm=(32.0,), shaped_roster=(large, large)),
+             SimpleNamespace(index=1, bases_mm=(25.0,), shaped_roster=(small, small))]
+
+    def oval(side, size, score):
+        return {"xyz": (3.0 * score, 2.0, 0.0), "kind": KIND_BASE, "side": side, "base_mm": size[0],
+                "score": score, "shape": SHAPE_CODES["oval"], "size_mm": size}
+
+    found = [oval(1, (60.0, 35.0), 0.9), oval(1, (60.0, 35.0), 0.3), oval(1, (60.0, 35.0), 0.6),
+             oval(0, (90.0, 52.0), 0.9), {"xyz": (9.0, 9.0, 0.0), "kind": KIND_BASE, "side": 0, "base_mm": 32.0,
+                                          "score": 0.9}]
+    rivals = _beyond(SimpleNamespace(sides=sides), Detections.from_rows(found))
+    assert rivals.tolist() == [0, 1 << 0, 0, 0, 0]
+    # Blue's second oval found too: every side has what it lists or more, nothing is unsure.
+    rivals = _beyond(SimpleNamespace(sides=sides), Detections.from_rows(found + [oval(0, (90.0, 52.0), 0.8)]))
+    assert not rivals.any()

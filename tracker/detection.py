@@ -762,30 +762,38 @@ class TableDetector:
         return keep, rivals
 
     def _beyond_roster(self, bases: Detections) -> np.ndarray:
-        """Rival bits (``Detections.rivals``) for round bases a side has more of, at one
-        size, than its roster lists, where another side lists more bases than were found
-        (of that size or another: a side is misread with the size, a blue 40 mm base under
-        a pale miniature read as a white 32 mm circle): the least seen of them beyond the
-        roster may be that side's (a pale miniature filling a yellow 25 mm base up to its
-        thin rim closes a white circle seen better than the yellow one). A side fields the
-        bases its roster lists, so one of them is read wrong, and which the rims alone
-        cannot say: its side is unsure. On 99 tuning tables: wrong control calls 47 -> 34,
-        right ones flagged 178 -> 192 (same size only: 43 and 183)."""
+        """Rival bits (``Detections.rivals``) for bases a side has more of, of one outline
+        (round, oval or rectangular, and size), than its roster lists, where another side
+        lists more bases than were found (of that outline or another: a side is misread
+        with the outline, a blue 40 mm base under a pale miniature read as a white 32 mm
+        circle, a blue 90 x 52 mm oval as a white 60 x 35 mm one): the least seen of them
+        beyond the roster may be that side's (a pale miniature filling a yellow 25 mm base
+        up to its thin rim closes a white circle seen better than the yellow one). A side
+        fields the bases its roster lists, so one of them is read wrong, and which the
+        rims alone cannot say: its side is unsure. On 99 tuning tables: wrong control
+        calls 47 -> 34, right ones flagged 178 -> 192 (same size only: 43 and 183)."""
         out = np.zeros(len(bases), np.int64)
-        listed = {s.index: Counter(float(mm) for mm in s.bases_mm) for s in self.config.sides if s.bases_mm}
+        listed = {s.index: Counter([("round", float(mm), float(mm)) for mm in s.bases_mm]
+                                   + [(b.shape, float(b.width_mm), float(b.depth_mm)) for b in s.shaped_roster])
+                  for s in self.config.sides if s.bases_mm or s.shaped_roster}
         if len(listed) < 2:
             return out
-        rnd = (bases.kind == KIND_BASE) & (bases.shape == 0)
-        found = {si: Counter(float(mm) for mm in bases.base_mm[rnd & (bases.side == si)]) for si in listed}
-        for si, sizes in found.items():
-            for mm, n in sizes.items():
-                extra = n - listed[si][mm]
-                short = [o for o in listed if o != si and any(listed[o][m] > found[o][m] for m in listed[o])]
-                if extra <= 0 or not short:
+        base = bases.kind == KIND_BASE
+        keys = [("round", float(mm), float(mm)) if not sh else
+                (SHAPE_NAMES.get(int(sh), "round"), float(max(wd)), float(min(wd)))
+                for sh, mm, wd in zip(bases.shape, bases.base_mm, bases.size_mm)]
+        found = {si: Counter(k for k, b, side in zip(keys, base, bases.side) if b and side == si) for si in listed}
+        short = {si: any(listed[si][k] > found[si][k] for k in listed[si]) for si in listed}
+        for si, outlines in found.items():
+            others = [o for o in listed if o != si and short[o]]
+            for key, n in outlines.items():
+                extra = n - listed[si][key]
+                if extra <= 0 or not others:
                     continue
-                mine = np.flatnonzero(rnd & (bases.side == si) & (bases.base_mm == mm))
+                mine = np.array([i for i, (k, b, side) in enumerate(zip(keys, base, bases.side))
+                                 if b and side == si and k == key], int)
                 for i in mine[np.argsort(bases.score[mine], kind="stable")[:extra]]:
-                    out[i] |= sum(1 << o for o in short)
+                    out[i] |= sum(1 << o for o in others)
         return out
 
     def _side_rivals(self, bases: Detections, evs: dict[tuple[int, int], np.ndarray]) -> np.ndarray:
