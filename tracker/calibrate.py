@@ -155,9 +155,21 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
     from calibration.intrinsics import MAX_FOCAL_SIGMA
 
     board = board_from_config(config.calibration_board)
-    result = calibrate_camera(views, board, progress=progress, max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA)
+    with_markers = False
+    try:
+        result = calibrate_camera(views, board, progress=progress, max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA)
+    except CalibrationError:
+        # Boards too few or too small to fix the focal length at all (nine views of a
+        # board 150 px across at 720p: fx 529 +- 145): the table markers may still settle
+        # it; if they do not, the boards' own error stands.
+        extra = _table_marker_view(photo, config)
+        if not extra:
+            raise
+        result = calibrate_camera(views, board, progress=progress, max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA,
+                                  extra_views=extra)
+        with_markers = True
     intr = result.intrinsics
-    if intr.std is not None and len(intr.std) and intr.std[0] > MAX_FOCAL_SIGMA * intr.fx:
+    if intr.std is not None and len(intr.std) and intr.std[0] > MAX_FOCAL_SIGMA * intr.fx and not with_markers:
         # Boards that leave the lens weakly known: the table markers (tags, placed less
         # finely than a board's corners, so not used when the boards suffice) add the
         # picture's edges, where small boards say least about the distortion.
