@@ -167,3 +167,34 @@ def test_a_token_beside_a_patch_it_cannot_name_leaves_the_doubt(hidden_oval_1080
     (ruling,) = [r for r in objective_control(state).rulings if r.subject == "objective-40"]
     assert found or (doubted and ruling.verdict == TOO_CLOSE and ruling.details["doubts"]), \
         (state.doubts, ruling.outcome)
+
+
+@pytest.fixture(scope="module")
+def lone_short(request, tmp_path_factory):
+    """A 720p Warcry tuning table (seed 100090, one frame) where bases under large
+    miniatures show as patches whose rims name no side: its pipeline, frame and truth."""
+    from conftest import _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100090, "warcry", "lone-short"))
+
+
+@pytest.mark.slow
+def test_a_patch_only_one_side_lacks_is_that_sides_base_its_side_unsure(lone_short):
+    """A base's patch whose rims name no side, of an outline one side alone lacks, is a
+    fighter of that side with every other side a rival, not a doubt: a fighter the state
+    holds (its side unsure, which the rulings name) rather than a "?" with none. (Measured
+    when written: 12 of 17 fighters found before, 15 after; two of the three read as
+    blue were yellow, both listing yellow.)"""
+    from evalsets import match
+
+    pipe, frame, truth = lone_short
+    state = pipe.judge_still(frame, 0, 0.0).state
+    tf = [t for t in truth["fighters"] if t["visible_fraction"] >= 0.5]
+    pairs = match([(t["x"], t["y"]) for t in tf], [(f.x, f.y) for f in state.fighters], 0.75)
+    assert len(pairs) >= 15, f"{len(pairs)} of {len(tf)} found"
+    everyone = {s.index for s in pipe.config.sides}
+    by_roster = [f for f in state.fighters if set(f.rival_sides) == everyone - {f.side}]
+    assert len(by_roster) >= 3, by_roster
+    wrong = [(tf[i], state.fighters[j]) for i, j, _ in pairs if tf[i]["team"] != state.fighters[j].side]
+    assert all(t["team"] in f.rival_sides for t, f in wrong if f in by_roster), wrong
+    assert all(f.sigma_in >= 0.1 for f in by_roster)  # (a patch's place: stated as such)
