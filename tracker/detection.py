@@ -770,8 +770,9 @@ class TableDetector:
         beyond the roster may be that side's (a pale miniature filling a yellow 25 mm base
         up to its thin rim closes a white circle seen better than the yellow one). A side
         fields the bases its roster lists, so one of them is read wrong, and which the
-        rims alone cannot say: its side is unsure. On 99 tuning tables: wrong control
-        calls 47 -> 34, right ones flagged 178 -> 192 (same size only: 43 and 183)."""
+        rims alone cannot say: its side is unsure. On 99 tuning tables, round bases: wrong control
+        calls 47 -> 34, right ones flagged 178 -> 192 (same size only: 43 and 183); by
+        outline, ovals and rectangles too: 32 -> 28 and 192 -> 199."""
         out = np.zeros(len(bases), np.int64)
         listed = {s.index: Counter([("round", float(mm), float(mm)) for mm in s.bases_mm]
                                    + [(b.shape, float(b.width_mm), float(b.depth_mm)) for b in s.shaped_roster])
@@ -2353,7 +2354,8 @@ class TableDetector:
                 if ev and self.config.epic is not None:
                     if lit is None:
                         lit = np.where(shadow(lab, self._bg_floor, scaled=True), 0.0, fg).astype(np.float32)
-                    cand["lit"] = inside_mean(lit, o, p.theta, p.col, p.row) / max(inside_mean(fg, o, p.theta, p.col, p.row), 1e-6)
+                    seen = max(inside_mean(fg, o, p.theta, p.col, p.row), 1e-6)
+                    cand["lit"] = inside_mean(lit, o, p.theta, p.col, p.row) / seen
                     undecided.append((cand, dict((si, e) for e, si in ev)))
                 continue
             out.append(cand)
