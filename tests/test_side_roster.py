@@ -33,7 +33,9 @@ def _bases(found: list[tuple[int, float, float]]) -> Detections:
 
 
 def _beyond(config, dets):
-    return TableDetector._beyond_roster(SimpleNamespace(config=config), dets)
+    det = SimpleNamespace(config=config)
+    det._roster_and_found = lambda found: TableDetector._roster_and_found(det, found)
+    return TableDetector._beyond_roster(det, dets)
 
 
 def test_the_rosters(config):
@@ -74,7 +76,7 @@ def test_sides_without_a_roster_say_nothing():
     sides = [SimpleNamespace(index=0, bases_mm=(25.0,), shaped_roster=()),
              SimpleNamespace(index=1, bases_mm=(), shaped_roster=())]
     dets = _bases([(0, 25.0, 0.9), (0, 25.0, 0.2)])
-    assert not _beyond(SimpleNamespace(sides=sides), dets).any()
+    assert not _beyond(SimpleNamespace(sides=sides, epic=None), dets).any()
 
 
 @pytest.fixture(scope="module")
@@ -127,8 +129,8 @@ def test_an_oval_beyond_its_sides_roster_may_be_a_short_sides():
     found = [oval(1, (60.0, 35.0), 0.9), oval(1, (60.0, 35.0), 0.3), oval(1, (60.0, 35.0), 0.6),
              oval(0, (90.0, 52.0), 0.9), {"xyz": (9.0, 9.0, 0.0), "kind": KIND_BASE, "side": 0, "base_mm": 32.0,
                                           "score": 0.9}]
-    rivals = _beyond(SimpleNamespace(sides=sides), Detections.from_rows(found))
+    rivals = _beyond(SimpleNamespace(sides=sides, epic=None), Detections.from_rows(found))
     assert rivals.tolist() == [0, 1 << 0, 0, 0, 0]
     # Blue's second oval found too: every side has what it lists or more, nothing is unsure.
-    rivals = _beyond(SimpleNamespace(sides=sides), Detections.from_rows(found + [oval(0, (90.0, 52.0), 0.8)]))
+    rivals = _beyond(SimpleNamespace(sides=sides, epic=None), Detections.from_rows(found + [oval(0, (90.0, 52.0), 0.8)]))
     assert not rivals.any()

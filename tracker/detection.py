@@ -774,27 +774,19 @@ class TableDetector:
         calls 47 -> 34, right ones flagged 178 -> 192 (same size only: 43 and 183); by
         outline, ovals and rectangles too: 32 -> 28 and 192 -> 199."""
         out = np.zeros(len(bases), np.int64)
-        listed = {s.index: Counter([("round", float(mm), float(mm)) for mm in s.bases_mm]
-                                   + [(b.shape, float(b.width_mm), float(b.depth_mm)) for b in s.shaped_roster])
-                  for s in self.config.sides if s.bases_mm or s.shaped_roster}
-        if len(listed) < 2:
+        rostered = {s.index for s in self.config.sides if s.bases_mm or s.shaped_roster}
+        if len(rostered) < 2:
             return out
-        base = bases.kind == KIND_BASE
-        keys = [("round", float(mm), float(mm)) if not sh else
-                (SHAPE_NAMES.get(int(sh), "round"), float(max(wd)), float(min(wd)))
-                for sh, mm, wd in zip(bases.shape, bases.base_mm, bases.size_mm)]
-        found = {si: Counter(k for k, b, side in zip(keys, base, bases.side) if b and side == si) for si in listed}
-        short = {si: any(listed[si][k] > found[si][k] for k in listed[si]) for si in listed}
-        for si, outlines in found.items():
-            others = [o for o in listed if o != si and short[o]]
-            for key, n in outlines.items():
-                extra = n - listed[si][key]
-                if extra <= 0 or not others:
-                    continue
-                mine = np.array([i for i, (k, b, side) in enumerate(zip(keys, base, bases.side))
-                                 if b and side == si and k == key], int)
-                for i in mine[np.argsort(bases.score[mine], kind="stable")[:extra]]:
-                    out[i] |= sum(1 << o for o in others)
+        listed, seen = self._roster_and_found(bases)  # (seen: one per base, in order)
+        rows = np.flatnonzero(bases.kind == KIND_BASE)
+        short_sides = {si for si, _ in roster_short(listed, seen)}
+        for (si, key), extra in roster_short(seen, listed).items():
+            others = sorted(short_sides - {si})
+            if si not in rostered or not others:
+                continue
+            mine = rows[[k for k, found in enumerate(seen) if found == (si, key)]]
+            for i in mine[np.argsort(bases.score[mine], kind="stable")[:extra]]:
+                out[i] |= sum(1 << o for o in others)
         return out
 
     def _side_rivals(self, bases: Detections, evs: dict[tuple[int, int], np.ndarray]) -> np.ndarray:
@@ -2538,9 +2530,7 @@ class TableDetector:
             if cand.get("lit", 1.0) >= self.unsure_stand_lit:
                 unsure.append((cand, ev))
         if unsure:
-            lacking = Counter()
-            for u in self.config.epic.units:
-                lacking[(u.side, float(max(u.stand_mm)), float(min(u.stand_mm)))] += u.stands
+            lacking = self._units_stands()
             lacking.subtract((int(si), float(max(wd)), float(min(wd))) for si, sh, wd, k in
                              zip(found.side, found.shape, found.size_mm, found.kind) if sh and k == KIND_BASE)
             lacking.subtract((c["side"], float(max(c["size_mm"])), float(min(c["size_mm"])))
@@ -2560,6 +2550,13 @@ class TableDetector:
                           np.array([c["col"] for c in cands]), np.array([c["row"] for c in cands]),
                           np.array([c["theta"] for c in cands]), px_per_in=S, bias=self.edge_bias_px)
 
+    def _units_stands(self) -> Counter:
+        """(side, stand width mm, depth mm) -> how many stands the Epic units list."""
+        listed: Counter = Counter()
+        for u in self.config.epic.units:
+            listed[(u.side, float(max(u.stand_mm)), float(min(u.stand_mm)))] += u.stands
+        return listed
+
     def _roster_short_of_shaped(self, bases: Detections) -> bool:
         """Whether some side has fewer bases of one of its oval or rectangular sizes among
         ``bases`` than its roster lists: an Epic roster's units (stands of a size each),
@@ -2568,8 +2565,7 @@ class TableDetector:
         epic = self.config.epic
         listed: Counter = Counter()
         if epic is not None and epic.units:
-            for u in epic.units:
-                listed[(u.side, float(max(u.stand_mm)), float(min(u.stand_mm)))] += u.stands
+            listed = self._units_stands()
         else:
             sides = [s for s in self.config.sides if s.shaped]
             if any(not s.shaped_roster for s in sides):

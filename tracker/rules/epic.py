@@ -41,7 +41,8 @@ from tracker.world import Fighter, TerrainPiece, Token, WorldState
 
 from . import epic_quotes as q
 from .measure import closest, horizontal_distance
-from .ruling import NO, TOO_CLOSE, YES, CALL_SIGMAS, Measurement, Ruling, Verdict, combined_sigma, distance_verdict
+from .ruling import (NO, TOO_CLOSE, YES, CALL_SIGMAS, Measurement, Ruling, Verdict, combined_sigma, distance_verdict,
+                     unsure_sides_note)
 
 #: "within 15 cm" (own markers, table edge, control, bunker support).
 MARKER_SPACING_CM = 15.0
@@ -325,7 +326,6 @@ def _unit_to_marker(u: Unit, tok: Token) -> tuple[float, float, Fighter]:
     return best  # type: ignore[return-value]
 
 
-
 def _unsure_bounds(state: WorldState, tok: Token, m: ObjectiveMarker, tol: float,
                    enemy_bunker_cm: float | None) -> tuple[bool, bool, list[dict], list[dict]]:
     """Whether the owner could control marker ``m`` (best case) and whether it surely
@@ -377,12 +377,15 @@ def _unsure_bounds(state: WorldState, tok: Token, m: ObjectiveMarker, tol: float
     return holds(best_friend, best_enemy), holds(worst_friend, worst_enemy), unsure, doubts
 
 
-
 def _with_unsure(r: Ruling, state: WorldState, tok: Token, m: ObjectiveMarker, tol: float,
                  bunkers: Sequence[ObjectiveMarker]) -> Ruling:
     """``r``, too close to call where stands of unsure side or doubts (``_unsure_bounds``)
     could change whether the owner controls ``m``, saying which; with them in its
     details either way (``unsure_sides``, ``doubts``)."""
+    if not state.doubts and not any(f.rival_sides for f in state.fighters):
+        # (Every side sure and no doubt: the bounds are the call itself, no stand to
+        # measure again.)
+        return replace(r, details={**r.details, "unsure_sides": [], "doubts": []})
     near = [math.dist(m.xy, b.xy) for b in bunkers if b.owner == m.owner]
     bunker = min(near) if near else None
     could, surely, unsure, doubts = _unsure_bounds(state, tok, m, tol, bunker)
@@ -395,10 +398,7 @@ def _with_unsure(r: Ruling, state: WorldState, tok: Token, m: ObjectiveMarker, t
     by_doubts = len(set(_unsure_bounds(sure_sides, tok, m, tol, bunker)[:2])) > 1
     notes = list(r.notes)
     if unsure and (by_unsure or not by_doubts):
-        notes.append("too close to call: the camera saw too little of the rim of "
-                     + "; ".join(f"{u['fighter']} to be sure of its side (side {u['side']}, or perhaps "
-                                 f"{' or '.join(map(str, u['could_be']))})" for u in unsure)
-                     + ": look at the table")
+        notes.append(unsure_sides_note(unsure))
     if doubts and (by_doubts or not by_unsure):
         notes.append("too close to call: the camera saw something of a stand's size it could not name "
                      + "; ".join(f"at ({q['x']:.1f}, {q['y']:.1f}) in, {q['distance_cm']:.1f} cm away, "

@@ -64,6 +64,19 @@ def distance_verdict(measured: float, threshold: float, margin: float, *, at_mos
     return YES if ok else NO
 
 
+def unsure_sides_note(unsure: list[dict[str, Any]]) -> str:
+    """The note a control ruling carries when fighters whose side the camera is not sure
+    of (``Fighter.rival_sides``; each ``{"fighter", "side", "could_be"}``) make it close.
+
+    >>> unsure_sides_note([{"fighter": "f2", "side": 0, "could_be": [1]}])[52:]
+    'rim of f2 to be sure of its side (side 0, or perhaps 1): look at the table'
+    """
+    return ("too close to call: the camera saw too little of the rim of "
+            + "; ".join(f"{u['fighter']} to be sure of its side (side {u['side']}, or perhaps "
+                        f"{' or '.join(map(str, u['could_be']))})" for u in unsure)
+            + ": look at the table")
+
+
 def _jsonable(v: Any) -> Any:
     if isinstance(v, float):
         return round(v, 6) if math.isfinite(v) else None

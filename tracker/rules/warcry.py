@@ -29,7 +29,7 @@ from tracker.world import PATCH_SIGMA_IN, WorldState
 
 from . import quotes
 from .measure import closest, sigma_of
-from .ruling import NO, TOO_CLOSE, YES, Measurement, Ruling, combined_sigma, distance_verdict
+from .ruling import NO, TOO_CLOSE, YES, Measurement, Ruling, combined_sigma, distance_verdict, unsure_sides_note
 
 #: "within 3\"" of an objective.
 CONTROL_RANGE_IN = 3.0
@@ -152,10 +152,7 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
             if pivotal:
                 notes.append("too close to call: " + ", ".join(pivotal) + " within 2 sigma of 3\" could change who gains control")
             if unsure and len(_possible_gainers(lo_plain, hi_plain)) < 2:
-                notes.append("too close to call: the camera saw too little of the rim of "
-                             + "; ".join(f"{u['fighter']} to be sure of its side (side {u['side']}, or perhaps "
-                                         f"{' or '.join(map(str, u['could_be']))})" for u in unsure)
-                             + ": look at the table")
+                notes.append(unsure_sides_note(unsure))
             if doubts and len(_possible_gainers(lo, hi_seen)) < 2:
                 notes.append("too close to call: the camera saw something of a base's size it could not name "
                              + "; ".join(f"at ({q['x']:.1f}, {q['y']:.1f}), {q['distance']:.1f}\" away, "
