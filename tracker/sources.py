@@ -55,7 +55,7 @@ class FrameSource:
     # -- opening -------------------------------------------------------------------
     def _open(self) -> None:
         spec = self.spec
-        if isinstance(spec, int) or (isinstance(spec, str) and spec.isdigit()):
+        if isinstance(spec, int) or (isinstance(spec, str) and spec.isdecimal()):
             self._open_camera(int(spec))
             return
         path = Path(spec)

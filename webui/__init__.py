@@ -106,7 +106,7 @@ def resolve_source(source: Any, footage: Any) -> tuple[str, Path]:
         return src, sp
     if sp.is_file() and is_footage_folder(sp.parent):
         return src, sp.parent
-    if sp.exists() or src.isdigit():
+    if sp.exists() or src.isdecimal():
         raise UserError(f"{src}: give the footage folder for this camera (--footage DIR with game.yaml and calib/); "
                         f"the sample's calibration does not fit it")
     return src, default_footage()  # a missing source: opening it says so

@@ -75,7 +75,7 @@ def png_with_dpi(img: np.ndarray, dpi: int, comment: str = "") -> bytes:
 
 def dpi_arg(*lengths_in: float) -> int:
     raw = request.args.get("dpi", str(DEFAULT_DPI)).strip()
-    if not raw.isdigit() or not 72 <= int(raw) <= 1200:
+    if not raw.isdecimal() or not 72 <= int(raw) <= 1200:
         raise ApiError(400, f"'dpi' must be a whole number 72-1200 (e.g. 300), not {raw!r}")
     dpi = int(raw)
     for length in lengths_in:

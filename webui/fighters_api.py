@@ -353,7 +353,7 @@ def change_log():
     db = fighter_db()
     game = the_game(db)
     raw = request.args.get("limit", "100")
-    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
+    if not raw.isdecimal() or not 1 <= int(raw) <= 1000:
         raise ApiError(400, f"'limit' must be a whole number from 1 to 1000, not {raw!r}")
     rows = db.execute("SELECT * FROM fighter_changes WHERE game_id = ? AND game_started_at = ? "
                       "ORDER BY id DESC LIMIT ?", (game["id"], game["started_at"], int(raw))).fetchall()

@@ -51,7 +51,7 @@ def stream():
     max_frames = request.args.get("frames")
     limit = None
     if max_frames is not None:
-        if not max_frames.isdigit() or int(max_frames) < 1:
+        if not max_frames.isdecimal() or int(max_frames) < 1:
             raise ApiError(400, "'frames' must be a positive whole number (frames to send before closing)")
         limit = int(max_frames)
 
