@@ -303,10 +303,21 @@ def closest_points_2d(a: Shape2D, b: Shape2D) -> tuple[float, XY, XY]:
     # side: 4,300 steps); instead the point on the oval is found by its outward normal's
     # angle (the nearest point of it to a far point that way), the angle minimising the
     # gap to the other shape's nearest point, near the polygons' answer.
-    if not isinstance(a, Ellipse):
+    if isinstance(a, Ellipse):
+        return closest_points_2d_refined(a, b, p, q)
+    if isinstance(b, Ellipse):
         d, pb, pa = closest_points_2d_refined(b, a, q, p)
         return d, pa, pb
-    return closest_points_2d_refined(a, b, p, q)
+    # (no oval: straight edges, where alternating projections settle in a step or two)
+    p = a.project(*q)
+    for _ in range(100):
+        q2 = b.project(*p)
+        p2 = a.project(*q2)
+        done = math.hypot(p2[0] - p[0], p2[1] - p[1]) < 1e-12
+        p, q = p2, q2
+        if done:
+            break
+    return math.hypot(q[0] - p[0], q[1] - p[1]), (p[0], p[1]), (q[0], q[1])
 
 
 def closest_points_2d_refined(a: "Ellipse", b: Shape2D, p: XY, q: XY) -> tuple[float, XY, XY]:
