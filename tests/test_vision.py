@@ -76,6 +76,7 @@ def test_plain_tokens_told_from_bases_by_their_configured_colour(warcry2):
 def test_vision_doctests():
     import doctest
 
+    import tracker.vision.bare
     import tracker.vision.colour
     import tracker.vision.pursuit
     import tracker.vision.remap
@@ -85,7 +86,7 @@ def test_vision_doctests():
     import tracker.vision.tags
     import tracker.vision.tokens
 
-    for mod in (tracker.vision.colour, tracker.vision.pursuit, tracker.vision.remap, tracker.vision.rim_fit, tracker.vision.stands,
+    for mod in (tracker.vision.bare, tracker.vision.colour, tracker.vision.pursuit, tracker.vision.remap, tracker.vision.rim_fit, tracker.vision.stands,
                 tracker.vision.tag_match, tracker.vision.tags, tracker.vision.tokens):
         failed, tried = doctest.testmod(mod)
         assert tried > 0 and failed == 0, mod.__name__

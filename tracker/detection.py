@@ -32,7 +32,7 @@ from .base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, fit_shapes, out
 from .calibrate import RIM_CONTRAST_MIN, rim_contrasts
 from .config import GameConfig
 from .world import MM_PER_IN, PATCH_SIGMA_IN, Doubt, TerrainPiece
-from .vision.bare import BARE_SHARE, changed_share
+from .vision.bare import BARE_SHARE, change_evidence, changed_share
 from .vision.colour import TableLight, paper_white
 from .vision.colour import detector_lab as _lab
 from .vision.hands import hand_skin
@@ -1782,11 +1782,10 @@ class TableDetector:
             maps["sq"] = pp
         if kind == "objective":
             # White discs, black rings, printed tags: anything that differs from the
-            # empty table; the disc's size and roundness then decide. (Per channel plane:
-            # the same sums as over the pixel's three values, in a third of the time.)
-            ev = np.sqrt(maps["sq"])
-            ev *= 1 / 25.0
-            ev = np.clip(ev, 0, 1, out=ev).astype(np.float32, copy=False)
+            # empty table, counted above this picture's noise (vision.bare); the disc's
+            # size and roundness then decide. (Per channel plane: the same sums as over
+            # the pixel's three values, in a third of the time.)
+            ev = change_evidence(np.sqrt(maps["sq"]), usable)
         else:
             ev = self._gold.evidence(lab, diff=d, diff_sq=maps["sq"].copy())[0]
         ev[~usable] = 0.0
