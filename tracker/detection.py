@@ -2309,7 +2309,7 @@ class TableDetector:
             keys = sorted({k for _, k in short}, key=str)
             shapes = [Outline(k[0], k[1] / MM_PER_IN / 2 * S, k[2] / MM_PER_IN / 2 * S) for k in keys]
             if shapes:
-                fg_lit = np.where(shadow(lab, self._bg_floor), 0.0, fg).astype(np.float32)
+                fg_lit = np.where(shadow(lab, self._bg_floor, pattern=True), 0.0, fg).astype(np.float32)
                 edge = boundary(fg_lit)
                 offset = self._boundary_offset(edge, found)
                 for p in pursue(fg_lit, shapes, threshold=self.pursue_threshold, explained=explained):

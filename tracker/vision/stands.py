@@ -42,6 +42,10 @@ FG_LEVEL, FG_SPAN = 4.0, 8.0
 OUTER_GAP_PX, OUTER_WIDTH_PX = 2.5, 2.0
 # Shadow: at least this much darker (detector Lab's L units) with colour within this.
 SHADOW_L, SHADOW_CHROMA = 3.0, 6.0
+# A shadow keeps the mat's pattern: local correlation of lightness with the empty table
+# over this window at least this; a table with a lightness spread under PATTERN_SD there
+# has too little pattern to tell by.
+PATTERN_WINDOW_PX, PATTERN_NCC, PATTERN_SD = 5, 0.4, 1.0
 # Detector Lab's lightness per unit of L* (colour.detector_lab: 8-bit L, 2.55 a unit, scaled by 0.35).
 LAB_L_SCALE = 0.35 * 2.55
 # Already explained pixels (a placed base) in the outer band count this much foreground:
@@ -89,7 +93,7 @@ def foreground(lab: np.ndarray, empty_lab: np.ndarray, usable: np.ndarray) -> np
     return fg
 
 
-def shadow(lab: np.ndarray, empty_lab: np.ndarray, scaled: bool = False) -> np.ndarray:
+def shadow(lab: np.ndarray, empty_lab: np.ndarray, scaled: bool = False, pattern: bool = False) -> np.ndarray:
     """Where the picture is the empty table in shadow: darker than it (by SHADOW_L at
     least) with the colour a shadow leaves it (within SHADOW_CHROMA). A miniature's
     shadow on the mat is a patch of foreground a base's size; a base's rim, its wall and
@@ -115,7 +119,34 @@ def shadow(lab: np.ndarray, empty_lab: np.ndarray, scaled: bool = False) -> np.n
         k = (lab[..., 0] * (1 / LAB_L_SCALE) + 16.0) / np.maximum(empty_lab[..., 0] * (1 / LAB_L_SCALE) + 16.0, 1.0)
     da = lab[..., 1] - k * empty_lab[..., 1]
     db = lab[..., 2] - k * empty_lab[..., 2]
-    return (lab[..., 0] - empty_lab[..., 0] <= -SHADOW_L) & (np.hypot(da, db) <= SHADOW_CHROMA)
+    out = (lab[..., 0] - empty_lab[..., 0] <= -SHADOW_L) & (np.hypot(da, db) <= SHADOW_CHROMA)
+    if pattern:
+        out &= keeps_pattern(lab[..., 0], empty_lab[..., 0])
+    return out
+
+
+def keeps_pattern(lum: np.ndarray, empty_lum: np.ndarray) -> np.ndarray:
+    """Where the picture still shows the empty table's own pattern (its mottling, print,
+    grain), however much darker: a shadow dims the mat and leaves its pattern, a black
+    or grey miniature replaces it. The local correlation (PATTERN_WINDOW_PX square) of
+    the two lightnesses is at least PATTERN_NCC there, or the table has too little
+    pattern there to tell by (under PATTERN_SD: then True, the colour alone decides).
+
+    >>> rng = np.random.default_rng(1)
+    >>> mat = 60 + 3 * rng.standard_normal((20, 40)).astype(np.float32)
+    >>> seen = mat.copy(); seen[:, :20] *= 0.6      # a shadow on the left half
+    >>> seen[:, 20:] = 10 + rng.standard_normal((20, 20))  # a black miniature on the right
+    >>> kept = keeps_pattern(seen, mat)
+    >>> bool(kept[5:15, 3:16].mean() > 0.9), bool(kept[5:15, 24:37].mean() < 0.2)
+    (True, True)
+    """
+    a, b = lum.astype(np.float64), empty_lum.astype(np.float64)  # (sums of squares: float32 rounds cov off zero)
+    k = (PATTERN_WINDOW_PX, PATTERN_WINDOW_PX)
+    ma, mb = cv2.boxFilter(a, -1, k), cv2.boxFilter(b, -1, k)
+    cov = cv2.boxFilter(a * b, -1, k) - ma * mb
+    va = cv2.boxFilter(a * a, -1, k) - ma * ma
+    vb = cv2.boxFilter(b * b, -1, k) - mb * mb
+    return (cov >= PATTERN_NCC * np.sqrt(np.maximum(va * vb, 1e-6))) | (vb < PATTERN_SD * PATTERN_SD)
 
 
 def _sd(shape: str, u: np.ndarray, v: np.ndarray, hx: float, hy: float) -> np.ndarray:
