@@ -418,8 +418,10 @@ class TableDetector:
         self.unsure_stand_lit = 0.5
         self.pursue_refine_px = 2.0
         # Any base is also found as foreground of its outline while a side's roster
-        # lists more of that outline than were found (_pursued_outline), in a whole look.
+        # lists more of that outline than were found (_pursued_outline), in a whole look,
+        # on the floor and (``pursue_platforms``) on platforms' tops.
         self.pursue_rounds = True
+        self.pursue_platforms = True
         # ... sized and centred by the circle running along the patch's boundary within
         # ``pursue_round_reach_in`` of the patch's placement, on ``pursue_round_share`` of
         # its length at least.
@@ -722,7 +724,7 @@ class TableDetector:
             if hand.any():
                 k = 2 * int(round(PURSUE_HAND_MARGIN_IN * self.px_per_in)) + 1
                 near_hand = cv2.dilate(hand.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0
-            pursued = self._pursued_stands(lab, usable & ~near_hand, evs, bases, whole_look)
+            pursued = self._pursued_stands(lab, usable & ~near_hand, evs, bases, whole_look, platform_labs)
             if pursued:
                 bases = self._bases_from_candidates(fits + pursued, roster=platforms is None)
         bases = self._drop_platform_overhang(bases)
@@ -2278,14 +2280,16 @@ class TableDetector:
         return out
 
     def _pursued_stands(self, lab: np.ndarray, usable: np.ndarray, evs: dict[tuple[int, int], np.ndarray],
-                        found: Detections, whole_look: bool = False) -> list[dict]:
+                        found: Detections, whole_look: bool = False,
+                        platform_labs: dict[int, np.ndarray] | None = None) -> list[dict]:
         """Oval and rectangular bases on the floor found as foreground of their outline
         (vision.stands.pursue; every base outline the roster lists competes, so that a
         round base's patch is not taken for a stand), each given to the side whose rim
         evidence along its outline is clearly the strongest, and placed by its rim where
         that can be fitted near. They rank below every base fitted by the usual search:
         where that found a base, it places it. ``whole_look``: any base too, while a
-        side's roster lists more of an outline than were found (_pursued_outline)."""
+        side's roster lists more of an outline than were found (_pursued_outline), on the
+        floor and on each platform's top (``platform_labs``: its view of the frame)."""
         S = self.px_per_in
         specs = sorted({spec for _, spec in self._shaped}, key=str)
         short = self._outlines_short(found) if whole_look else {}
@@ -2304,16 +2308,24 @@ class TableDetector:
         if short:
             # Patches of the outlines some side is short of, in the foreground less the
             # table's shadows (a miniature's shadow on the mat is a patch of a base's size
-            # too). (A 25 mm base's patch may be a 1 in token's: the token search after
-            # the bases decides, _settle_discs, and a token found there is the token.)
+            # too), on the floor and on each platform's top. (A 25 mm base's patch may be
+            # a 1 in token's: the token search after the bases decides, _settle_discs,
+            # and a token found there is the token.)
             keys = sorted({k for _, k in short}, key=str)
             shapes = [Outline(k[0], k[1] / MM_PER_IN / 2 * S, k[2] / MM_PER_IN / 2 * S) for k in keys]
-            if shapes:
-                fg_lit = np.where(shadow(lab, self._bg_floor, pattern=True), 0.0, fg).astype(np.float32)
+            looks = [(-1, lab, self._bg_floor, fg, explained)]
+            for i, plab in (platform_labs or {}).items() if self.pursue_platforms else ():
+                bg = self._bg_platforms[i] if i < len(self._bg_platforms) else None
+                if bg is not None:
+                    looks.append((i, plab, bg, foreground(plab, bg, self._usable[i]), self._footprints(found, i)))
+            offset = None
+            for vi, vlab, bg, vfg, vexplained in looks if shapes else ():
+                fg_lit = np.where(shadow(vlab, bg, pattern=True), 0.0, vfg).astype(np.float32)
                 edge = boundary(fg_lit)
-                offset = self._boundary_offset(edge, found)
-                for p in pursue(fg_lit, shapes, threshold=self.pursue_threshold, explained=explained):
-                    c = self._pursued_outline(p, keys, shapes, fg_lit, edge, evs, short, discs, offset)
+                if offset is None:  # (measured on the floor's bases; a platform holds too few)
+                    offset = self._boundary_offset(edge, found)
+                for p in pursue(fg_lit, shapes, threshold=self.pursue_threshold, explained=vexplained):
+                    c = self._pursued_outline(p, keys, shapes, fg_lit, edge, evs, short, discs, offset, vi)
                     if c is not None:
                         out.append(c)
         for p in pursue(fg, outlines, threshold=self.pursue_threshold, explained=explained) if any(
@@ -2432,14 +2444,23 @@ class TableDetector:
             changed = True
         return out if changed else None
 
-    def _doubt(self, col: float, row: float, o: Outline, sides: set[int]) -> None:
-        """Note a floor patch of outline ``o`` the pursuit could not name (_unnamed)."""
-        xy = self.floor.to_world(np.array([col]), np.array([row]))[0]
-        self._doubts.append((float(xy[0]), float(xy[1]), 0.0, o.hx / self.px_per_in, sorted(sides)))
+    def _doubt(self, col: float, row: float, o: Outline, sides: set[int], view: int = -1) -> None:
+        """Note a patch of outline ``o`` the pursuit could not name (_unnamed), on the
+        floor or (``view``) a platform's top."""
+        v, z = self._view_and_height(view)
+        xy = v.to_world(np.array([col]), np.array([row]))[0]
+        self._doubts.append((float(xy[0]), float(xy[1]), z, o.hx / self.px_per_in, sorted(sides)))
+
+    def _view_and_height(self, view: int) -> tuple[PlaneView, float]:
+        """The floor view and 0 (``view`` -1), or a platform's view and its top's height."""
+        if view < 0:
+            return self.floor, 0.0
+        piece, v, _ = self.platform_views[view]
+        return v, float(piece.height_in)
 
     def _pursued_outline(self, p: Any, keys: list[tuple[str, float, float]], shapes: list[Outline], fg: np.ndarray,
                          edge: np.ndarray, evs: dict[tuple[int, int], np.ndarray], short: dict, discs: list,
-                         offset: float) -> dict | None:
+                         offset: float, view: int = -1) -> dict | None:
         """A base's patch of foreground (``pursue``), its outline, centre and turn those of
         the roster outline running along the patch's boundary (``outline_on_boundary``;
         ``keys``: the outlines as (shape, width mm, depth mm), ``shapes`` in view
@@ -2448,39 +2469,39 @@ class TableDetector:
         an outline near it and no other side's rim colour shows there
         (``vision.pursuit.side_of_patch``); where the rims name no side but one side alone
         lacks this outline, a base of that side with every other as a rival (its side
-        unsure); None otherwise (a doubt)."""
+        unsure); None otherwise (a doubt). ``view``: the floor's (-1) or a platform's."""
         o = shapes[p.outline]
         if any(response_at(fg, d, 0.0, p.col, p.row) >= p.response for d in discs
                if abs(d.hx - o.hx) > TOKEN_LIKE * d.hx or o.turns):
             # A disc of a token's own size: the token search after decides (_settle_discs);
             # a doubt till then, that a token found there takes away (_unnamed).
-            self._doubt(p.col, p.row, o, {si for si, _ in short})
+            self._doubt(p.col, p.row, o, {si for si, _ in short}, view)
             return None
         S = self.px_per_in
         k, cx, cy, theta, share = outline_on_boundary(edge, p.col, p.row, shapes, reach=self.pursue_round_reach_in * S,
                                                       offset=offset)
         if k < 0 or share < self.pursue_round_share:
-            self._doubt(p.col, p.row, shapes[p.outline], {si for si, _ in short})
+            self._doubt(p.col, p.row, shapes[p.outline], {si for si, _ in short}, view)
             return None
         key, o = keys[k], shapes[k]
-        sides = {si for si, kk in short if kk == key and (-1, si) in evs}
+        sides = {si for si, kk in short if kk == key and (view, si) in evs}
         if not sides:
             return None
-        ev = along_outline({si: evs[(-1, si)] for si, _, _ in self._side_lab() if (-1, si) in evs}, o, cx, cy, theta)
+        ev = along_outline({si: evs[(view, si)] for si, _, _ in self._side_lab() if (view, si) in evs}, o, cx, cy, theta)
         side = side_of_patch(ev, key, short, self._rim_warned, least=self.pursue_side_min,
                              ratio=self.pursue_side_ratio, least_warned=self.pursue_side_min_warned,
                              size_step_mm=self.pursue_round_size_step_mm)
         rivals = 0
         if side is None:
             if len(sides) != 1:
-                self._doubt(cx, cy, o, set(sides))
+                self._doubt(cx, cy, o, set(sides), view)
                 return None
             # One side alone lacks this outline, its rims not clearly seen: a base of that
             # side, its side unsure (every other side a rival), not a doubt. On tuning
             # tables 31 of 33 such patches were a fighter the state lacked, 22 of that side.
             side = next(iter(sides))
             rivals = sum(1 << s.index for s in self.config.sides if s.index != side)
-        cand = {"row": cy, "col": cx, "side": side, "base_mm": key[1], "view": -1, "score": self.min_coverage,
+        cand = {"row": cy, "col": cx, "side": side, "base_mm": key[1], "view": view, "score": self.min_coverage,
                 "theta": theta, "resid": 0.0, "corr": p.response, "sides": 0, "rank": -1.0 + 0.01 * p.response,
                 "from_foreground": True, "rivals": rivals}
         if key[0] == "round":
@@ -2588,14 +2609,16 @@ class TableDetector:
         mask = self._footprints(bases[sure]).astype(np.uint8)
         return cv2.erode(mask, np.ones((3, 3), np.uint8)).astype(bool)
 
-    def _footprints(self, bases: Detections) -> np.ndarray:
-        """Where ``bases`` on the floor cover the floor view (a mask of its pixels)."""
-        mask = np.zeros(self.floor.shape, np.uint8)
-        on_floor = np.flatnonzero((bases.kind == KIND_BASE) & (np.abs(bases.xyz[:, 2]) < 0.05))
+    def _footprints(self, bases: Detections, view: int = -1) -> np.ndarray:
+        """Where ``bases`` on the floor cover the floor view (a mask of its pixels); with
+        a platform's ``view``, where those on its top cover that view."""
+        v, z = self._view_and_height(view)
+        mask = np.zeros(v.shape, np.uint8)
+        on_floor = np.flatnonzero((bases.kind == KIND_BASE) & (np.abs(bases.xyz[:, 2] - z) < 0.05))
         if not len(on_floor):
             return mask.astype(bool)
         S = self.px_per_in
-        px = self.floor.to_pixel(bases.xyz[on_floor, :2])
+        px = v.to_pixel(bases.xyz[on_floor, :2])
         for k, (c, r) in zip(on_floor, px):
             hx, hy = bases.size_mm[k] / MM_PER_IN / 2 * S
             deg = -float(bases.angle_deg[k])  # (world angles turn the other way in the view's rows)
