@@ -110,12 +110,37 @@ def test_bases_with_rims_of_the_mats_colour_are_found_as_patches(white_rims):
 
 
 @pytest.mark.slow
+def test_a_patch_is_read_by_its_outline_on_the_side_facing_the_camera(white_rims):
+    """A miniature and its base's wall lean away from the camera in a top-down view, so
+    the patch's boundary follows the base's outline on the half facing the camera
+    (``pursue_facing``). (Measured when written: 10 -> 11 of 11 fighters on this photo,
+    7 -> 11 with the benchmark's calibration; precision 1.0 both.)"""
+    pipe, frame, truth_frame = white_rims
+    try:
+        pipe.detector.pursue_facing = False
+        whole = _judged(pipe, frame, truth_frame, rounds=True)
+        pipe.detector.pursue_facing = True
+        facing = _judged(pipe, frame, truth_frame, rounds=True)
+    finally:
+        pipe.detector.pursue_facing = True
+    assert facing["recall"] == 1.0 > whole["recall"], (whole, facing)
+    assert facing["precision"] == 1.0, facing
+
+@pytest.mark.slow
 def test_patches_it_cannot_name_are_kept_as_doubts_where_fighters_were_missed(white_rims):
     """A base-sized patch the pursuit could not name (no rim side, an outline that does
     not follow its boundary) is a world.Doubt in the photo's state: where the camera
-    missed a fighter, a ruling it could change says so."""
+    missed a fighter, a ruling it could change says so. (Read on their whole outline:
+    read on the half facing the camera, every base of this photo is found.)"""
     pipe, frame, truth_frame = white_rims
-    state = pipe.judge_still(frame, 0).state
+    pipe.detector.pursue_facing = False
+    try:
+        state = pipe.judge_still(frame, 0).state
+        clip = pipe.fresh()
+        clip.detector.pursue_facing = False
+        clip_state = clip.process(frame, 0, 0.0).state
+    finally:
+        pipe.detector.pursue_facing = True
     assert state.doubts, "no doubt on a table whose white bases are half missed"
     found = [(f.x, f.y) for f in state.fighters]
     missed = [t for t in truth_frame["fighters"]
@@ -127,8 +152,7 @@ def test_patches_it_cannot_name_are_kept_as_doubts_where_fighters_were_missed(wh
     assert len(on_a_miss) >= 0.75 * len(state.doubts), (state.doubts, missed)
     assert not any(np.hypot(f.x - q.x, f.y - q.y) < q.radius_in for f in state.fighters for q in state.doubts)
     # A clip's first look keeps them too (the tracker holds the last whole look's).
-    clip = pipe.fresh()
-    assert clip.process(frame, 0, 0.0).state.doubts
+    assert clip_state.doubts
 
 
 def test_a_patch_left_to_the_token_search_that_finds_no_token_stays_a_doubt(white_edge_720p_table):
@@ -276,4 +300,4 @@ def test_bases_on_a_platforms_top_are_pursued_as_patches_too(crowded_platform):
     pipe.detector.pursue_platforms = True
     with_it = found_up()
     assert len(with_it) == len(without) + 2 == 2, (len(without), len(with_it))
-    assert all(abs(f.z - t["z"]) < 0.1 and f.side == t["team"] for t, f in with_it)
+    assert all(abs(f.z - t["z"]) < 0.1 and (f.side == t["team"] or t["team"] in f.rival_sides) for t, f in with_it)

@@ -422,6 +422,9 @@ class TableDetector:
         # on the floor and (``pursue_platforms``) on platforms' tops.
         self.pursue_rounds = True
         self.pursue_platforms = True
+        # ... whose outline may run along the patch only on its half facing the camera
+        # (a miniature and the base's wall lean away from it: outline_on_boundary).
+        self.pursue_facing = True
         # ... sized and centred by the circle running along the patch's boundary within
         # ``pursue_round_reach_in`` of the patch's placement, on ``pursue_round_share`` of
         # its length at least.
@@ -2451,6 +2454,19 @@ class TableDetector:
         xy = v.to_world(np.array([col]), np.array([row]))[0]
         self._doubts.append((float(xy[0]), float(xy[1]), z, o.hx / self.px_per_in, sorted(sides)))
 
+    def _toward_camera(self, view: int, col: float, row: float) -> float | None:
+        """The direction (radians, in ``view``'s pixels) from (``col``, ``row``) toward the
+        point under the camera, or None for a camera known only as a homography or
+        right over that point."""
+        R, t = getattr(self.camera, "R", None), getattr(self.camera, "tvec", None)
+        if R is None or t is None or getattr(self.camera, "homography_only", False):
+            return None
+        centre = -np.asarray(R, float).T @ np.asarray(t, float).reshape(3)
+        v, _ = self._view_and_height(view)
+        nadir = v.to_pixel(centre[None, :2])[0]
+        d = nadir - (col, row)
+        return None if np.hypot(*d) < 1.0 else float(np.arctan2(d[1], d[0]))
+
     def _view_and_height(self, view: int) -> tuple[PlaneView, float]:
         """The floor view and 0 (``view`` -1), or a platform's view and its top's height."""
         if view < 0:
@@ -2479,7 +2495,8 @@ class TableDetector:
             return None
         S = self.px_per_in
         k, cx, cy, theta, share = outline_on_boundary(edge, p.col, p.row, shapes, reach=self.pursue_round_reach_in * S,
-                                                      offset=offset)
+                                                      offset=offset, facing=self._toward_camera(view, p.col, p.row)
+                                                      if self.pursue_facing else None)
         if k < 0 or share < self.pursue_round_share:
             self._doubt(p.col, p.row, shapes[p.outline], {si for si, _ in short}, view)
             return None

@@ -328,22 +328,27 @@ def boundary_offset(edge: np.ndarray, centres: np.ndarray, radii: np.ndarray,
     return float(offsets[int(np.argmax(total))])
 
 
-@functools.lru_cache(maxsize=1024)
-def _outline_ring(outline: Outline, theta: float, offset: float, width: float) -> np.ndarray:
+@functools.lru_cache(maxsize=4096)
+def _outline_ring(outline: Outline, theta: float, offset: float, width: float,
+                  facing: float | None = None) -> np.ndarray:
     """A thin band along ``outline`` grown by ``offset`` px, turned ``theta``, summing to 1
-    (kept: a table's outlines, turns and offset repeat every placement; read-only)."""
+    (kept: a table's outlines, turns and offset repeat every placement; read-only).
+    ``facing``: only the half whose points lie toward that direction (radians, view
+    pixels) from the centre."""
     R = int(math.ceil(math.hypot(outline.hx, outline.hy) + offset + width)) + 1
     yy, xx = np.mgrid[-R:R + 1, -R:R + 1].astype(np.float32)
     c, s = math.cos(theta), math.sin(theta)
     sd = _sd(outline.shape, xx * c + yy * s, -xx * s + yy * c, outline.hx, outline.hy)
     band = (np.abs(sd - offset) <= width / 2).astype(np.float32)
+    if facing is not None:
+        band *= (xx * math.cos(facing) + yy * math.sin(facing)) > 0
     band /= band.sum()
     band.setflags(write=False)
     return band
 
 
 def outline_on_boundary(edge: np.ndarray, col: float, row: float, outlines: list[Outline], reach: float,
-                        width: float = 1.5, offset: float = 0.0, n_angles: int = 24,
+                        width: float = 1.5, offset: float = 0.0, n_angles: int = 24, facing: float | None = None,
                         ) -> tuple[int, float, float, float, float]:
     """Which of ``outlines`` (view pixels) a patch of foreground at (``col``, ``row``)
     (``edge``: ``boundary`` of the foreground) has, where its centre lies (within ``reach``) and how it is turned: the outline lying
@@ -352,7 +357,11 @@ def outline_on_boundary(edge: np.ndarray, col: float, row: float, outlines: list
     they are, so the base's own outline still runs along the boundary elsewhere, while
     the patch's mean (``pursue``'s response) is swayed by them to a larger outline.
     ``offset``: how far outside a base's edge its patch's boundary runs on this table
-    (``boundary_offset``).
+    (``boundary_offset``). ``facing``: the direction toward the camera (radians, view
+    pixels; quantised to sixteenths of a turn). A miniature stands up toward the camera,
+    so in a top-down view it and the base's own wall lean away from it: the half of the
+    outline facing the camera is the base's edge alone. The share is then the larger of
+    the whole outline's and that half's.
 
     Out: (index into ``outlines``, col, row, angle (radians, as ``pursue``'s), share of
     that outline on the boundary); index -1 when none fits in the picture.
@@ -368,6 +377,12 @@ def outline_on_boundary(edge: np.ndarray, col: float, row: float, outlines: list
     >>> k, c, r, th, share = outline_on_boundary(boundary(fg), 42.0, 41.0, [Outline("oval", 22, 12), Outline("round", 16, 16)], 4)
     >>> k, round(c), round(r), round(math.degrees(th)) % 180, share > 0.5
     (0, 40, 40, 30, True)
+    >>> fg = np.zeros((80, 90), np.float32)
+    >>> _ = cv2.circle(fg, (40, 40), 15, 1.0, -1)  # a base, the camera off to its left ...
+    >>> _ = cv2.ellipse(fg, (52, 40), (16, 14), 0, 0, 360, 1.0, -1)  # ... its miniature leaning right
+    >>> [round(outline_on_boundary(boundary(fg), 44.0, 40.0, [Outline("round", 15, 15)], 6, facing=f)[4], 2)
+    ...  for f in (None, math.pi)]
+    [0.68, 1.0]
     """
     H, W = edge.shape
     best = (-1, col, row, 0.0, 0.0)
@@ -384,6 +399,11 @@ def outline_on_boundary(edge: np.ndarray, col: float, row: float, outlines: list
         beyond = np.hypot(xx - (col - c0), yy - (row - r0)) > reach
         for theta in (np.arange(n_angles) * (math.pi / n_angles) if o.turns else [0.0]):
             resp = cv2.filter2D(win, -1, _outline_ring(o, float(theta), offset, width), borderType=cv2.BORDER_CONSTANT)
+            if facing is not None:
+                f = round(facing / (math.pi / 8)) * (math.pi / 8)
+                near = cv2.filter2D(win, -1, _outline_ring(o, float(theta), offset, width, f),
+                                    borderType=cv2.BORDER_CONSTANT)
+                resp = np.maximum(resp, near)
             resp[beyond] = -1.0
             pr, pc = np.unravel_index(int(np.argmax(resp)), resp.shape)
             share = float(resp[pr, pc])
