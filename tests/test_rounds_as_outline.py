@@ -54,3 +54,36 @@ def test_the_ovals_are_placed_and_turned_as_the_bases_lie(ovals):
     for t, j, d in got:
         turn = abs((float(bases.angle_deg[j]) - t["angle_deg"] + 90.0) % 180.0 - 90.0)
         assert d < 0.2 and turn < 12.0, (t["id"], d, turn)
+
+
+@pytest.fixture(scope="module")
+def room_left(request, tmp_path_factory):
+    """A 720p mixed Warcry tuning table (seed 100065, one frame) where a round rim of a
+    size its side's roster still has room for is fitted on a refused outline's rim."""
+    from conftest import _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100065, "warcry-mixed", "room-left"))
+
+
+@pytest.mark.slow
+def test_a_round_fit_the_roster_has_room_for_gives_way_to_an_outline_seen_far_better(room_left):
+    """Where the refused outline's rim is seen ``outline_over_round`` times better than
+    a round fit inside it, the outline stands even though the round's side could still
+    field that round base. (Measured when written: one more fighter found on this photo,
+    none lost.)"""
+    from evalsets import match
+
+    pipe, frame, truth = room_left
+    tv = [t for t in truth["fighters"] if t["visible_fraction"] >= 0.5]
+
+    def found(ratio: float) -> set[int]:
+        pipe.detector.outline_over_round = ratio
+        try:
+            d = pipe.judge_still(frame, 0, 0.0).detections
+        finally:
+            pipe.detector.outline_over_round = 1.5
+        b = d[d.kind == 0]
+        return {tv[i]["id"] for i, _, _ in match([(t["x"], t["y"]) for t in tv], [tuple(p[:2]) for p in b.xyz], 0.75)}
+
+    never, now = found(float("inf")), found(1.5)
+    assert never < now, (sorted(never), sorted(now))

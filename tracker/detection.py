@@ -400,8 +400,10 @@ class TableDetector:
         # more on 16 Epic tuning tables, recall 88.7 -> 91.5 %, precision 97.5 -> 97.0 %,
         # but swapped two stands' ids in the bundled clip's fast slide.)
         # Round bases beyond a side's roster inside an oval or rectangle it lacks, fitted
-        # there but refused: that outline instead (_rounds_as_outline).
+        # there but refused: that outline instead (_rounds_as_outline); also round bases
+        # the roster has room for, where the outline's rim is seen this many times better.
         self.rounds_as_outlines = True
+        self.outline_over_round = 1.5
         self.pursue_max_depth_px = 20.0
         self.pursue_threshold = 0.55
         self.pursue_side_min, self.pursue_side_ratio = 0.003, 2.0
@@ -2410,7 +2412,10 @@ class TableDetector:
         of its rim for _shape_fit_ok): that outline instead of every round fit of the side
         inside it, if none of them sees more of its rim than the outline does. One base
         explains the rim the roster cannot have two of (an oval's two ends read as two
-        round bases); None when nothing changes."""
+        round bases). Round bases the roster has room for give way too where the outline
+        sees ``outline_over_round`` times more of its rim than each (a 90 x 52 mm oval's
+        end curves as a 30 mm circle: a round rim fits it, on a sliver). None when
+        nothing changes."""
         listed, seen = self._roster_and_found(found)
         lacking, beyond = roster_short(listed, seen), roster_short(seen, listed)
         if not lacking or not beyond:
@@ -2435,15 +2440,21 @@ class TableDetector:
             held = [k for k, (col, row) in zip(kept, px)
                     if abs(found.xyz[k, 2] - z) < 0.05 and inside({"col": col, "row": row})]
             sizes = Counter(("round", float(found.base_mm[k]), float(found.base_mm[k])) for k in held)
-            if not held or any(n > beyond.get((c["side"], o), 0) for o, n in sizes.items()):
-                continue  # (a round base the roster has room for may be just that)
+            if not held:
+                continue
             gone = [f for f in rounds if inside(f)]
             if any(f["score"] > c["score"] for f in gone):
                 continue  # (a round base seen better than the outline's rim is: that base)
+            if any(n > beyond.get((c["side"], o), 0) for o, n in sizes.items()) and \
+                    any(self.outline_over_round * f["score"] > c["score"] for f in gone):
+                # A round base the roster has room for may be just that, unless the
+                # outline's rim is seen far better (a 90 x 52 mm oval's end curves as a
+                # 30 mm circle: a round rim fits it, seen on a sliver).
+                continue
             out = [f for f in out if all(f is not g for g in gone)] + [c]
             lacking[key] -= 1
             for o, n in sizes.items():
-                beyond[(c["side"], o)] -= n
+                beyond[(c["side"], o)] = beyond.get((c["side"], o), 0) - n
             changed = True
         return out if changed else None
 
