@@ -1986,7 +1986,7 @@ class TableDetector:
                 expected[side] = self._expected_edges(side)
             start = np.concatenate([np.full(len(group), self._edge_radius(side, mm)) for mm, group in sized])
             least = np.concatenate([np.full(len(group), self._min_score(mm)) for mm, group in sized])
-            plane = self.floor if view < 0 else self.platform_views[view][1]
+            plane, _ = self._view_and_height(view)
             wall = self._wall_px(side, plane.to_world(cx, cy), plane.z_in - self.config.base_thickness_in)
             fits = _fit_rims(prof, rho2, cos, sin, cx, cy, thin_px=0.2 * S, expect_r=expected[side],
                              expect_weight=self._prior_weight([side])[0], expect_min_score=least,
@@ -2106,7 +2106,7 @@ class TableDetector:
                 if fit is None or fit[3] < 0.6 or fit[5] is None or fit[5] < 0.5:
                     continue
                 if learn_wall:  # (the wall's whole width: the share in use may be 0)
-                    plane = self.floor if group[i].view < 0 else self.platform_views[group[i].view][1]
+                    plane, _ = self._view_and_height(group[i].view)
                     full = self._wall_px(side, plane.to_world(cx[i:i + 1], cy[i:i + 1]),
                                          plane.z_in - self.config.base_thickness_in, share=1.0)[0]
                     model = _wall_share_of(prof[i], rho, cos, sin, full) if np.hypot(*full) >= 1.0 else None
@@ -2318,13 +2318,13 @@ class TableDetector:
             # and a token found there is the token.)
             keys = sorted({k for _, k in short}, key=str)
             shapes = [Outline(k[0], k[1] / MM_PER_IN / 2 * S, k[2] / MM_PER_IN / 2 * S) for k in keys]
-            looks = [(-1, lab, self._bg_floor, fg, explained)]
-            for i, plab in (platform_labs or {}).items() if self.pursue_platforms else ():
+            looks = [(-1, lab, self._bg_floor, fg, explained)] if shapes else []
+            for i, plab in (platform_labs or {}).items() if looks and self.pursue_platforms else ():
                 bg = self._bg_platforms[i] if i < len(self._bg_platforms) else None
                 if bg is not None:
                     looks.append((i, plab, bg, foreground(plab, bg, self._usable[i]), self._footprints(found, i)))
             offset = None
-            for vi, vlab, bg, vfg, vexplained in looks if shapes else ():
+            for vi, vlab, bg, vfg, vexplained in looks:
                 fg_lit = np.where(shadow(vlab, bg, pattern=True), 0.0, vfg).astype(np.float32)
                 edge = boundary(fg_lit)
                 if offset is None:  # (measured on the floor's bases; a platform holds too few)
@@ -2434,9 +2434,8 @@ class TableDetector:
             rounds = [f for f in out if not f.get("shape", 0) and f["side"] == c["side"] and f["view"] == c["view"]]
             kept = [k for k in range(len(found)) if found.kind[k] == KIND_BASE and not found.shape[k]
                     and found.side[k] == c["side"]]
-            view = self.floor if c["view"] < 0 else self.platform_views[c["view"]][1]
+            view, z = self._view_and_height(c["view"])
             px = view.to_pixel(found.xyz[kept, :2]) if kept else np.zeros((0, 2))
-            z = 0.0 if c["view"] < 0 else self.platform_views[c["view"]][0].height_in
             held = [k for k, (col, row) in zip(kept, px)
                     if abs(found.xyz[k, 2] - z) < 0.05 and inside({"col": col, "row": row})]
             sizes = Counter(("round", float(found.base_mm[k]), float(found.base_mm[k])) for k in held)
@@ -2469,6 +2468,8 @@ class TableDetector:
         """The direction (radians, in ``view``'s pixels) from (``col``, ``row``) toward the
         point under the camera, or None for a camera known only as a homography or
         right over that point."""
+        # (From R and tvec: the synthetic cameras of our own renders have no
+        # camera_position.)
         R, t = getattr(self.camera, "R", None), getattr(self.camera, "tvec", None)
         if R is None or t is None or getattr(self.camera, "homography_only", False):
             return None
@@ -2642,12 +2643,12 @@ class TableDetector:
         a platform's ``view``, where those on its top cover that view."""
         v, z = self._view_and_height(view)
         mask = np.zeros(v.shape, np.uint8)
-        on_floor = np.flatnonzero((bases.kind == KIND_BASE) & (np.abs(bases.xyz[:, 2] - z) < 0.05))
-        if not len(on_floor):
+        here = np.flatnonzero((bases.kind == KIND_BASE) & (np.abs(bases.xyz[:, 2] - z) < 0.05))
+        if not len(here):
             return mask.astype(bool)
         S = self.px_per_in
-        px = v.to_pixel(bases.xyz[on_floor, :2])
-        for k, (c, r) in zip(on_floor, px):
+        px = v.to_pixel(bases.xyz[here, :2])
+        for k, (c, r) in zip(here, px):
             hx, hy = bases.size_mm[k] / MM_PER_IN / 2 * S
             deg = -float(bases.angle_deg[k])  # (world angles turn the other way in the view's rows)
             if bases.shape[k] == SHAPE_CODES["rect"]:

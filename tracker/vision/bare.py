@@ -64,8 +64,6 @@ def changed_share(frame: np.ndarray, empty: np.ndarray, camera: Any, xyz: np.nda
     return out
 
 
-
-
 def change_evidence(dist: np.ndarray, usable: np.ndarray) -> np.ndarray:
     """How surely each pixel changed from the empty table, in [0, 1] (float32), from its
     Lab distance from it (``dist``, used up). Counted above this picture's own noise

@@ -386,6 +386,7 @@ def outline_on_boundary(edge: np.ndarray, col: float, row: float, outlines: list
     """
     H, W = edge.shape
     best = (-1, col, row, 0.0, 0.0)
+    near_half = None if facing is None else round(facing / (math.pi / 8)) * (math.pi / 8)
     for k, o in enumerate(outlines):
         # (A turned outline's kernel is the same size at every turn: one window for all.)
         R = _outline_ring(o, 0.0, offset, width).shape[0] // 2 + int(math.ceil(reach)) + 1
@@ -399,9 +400,8 @@ def outline_on_boundary(edge: np.ndarray, col: float, row: float, outlines: list
         beyond = np.hypot(xx - (col - c0), yy - (row - r0)) > reach
         for theta in (np.arange(n_angles) * (math.pi / n_angles) if o.turns else [0.0]):
             resp = cv2.filter2D(win, -1, _outline_ring(o, float(theta), offset, width), borderType=cv2.BORDER_CONSTANT)
-            if facing is not None:
-                f = round(facing / (math.pi / 8)) * (math.pi / 8)
-                near = cv2.filter2D(win, -1, _outline_ring(o, float(theta), offset, width, f),
+            if near_half is not None:
+                near = cv2.filter2D(win, -1, _outline_ring(o, float(theta), offset, width, near_half),
                                     borderType=cv2.BORDER_CONSTANT)
                 resp = np.maximum(resp, near)
             resp[beyond] = -1.0
