@@ -99,9 +99,9 @@ def epic_720p_table(request, tmp_path_factory):
     return _tuning_table_cached(request, tmp_path_factory, EPIC_720P_SEED, "epic", "stands-epic")
 
 
-def _first_frame(table: tuple[Path, dict]) -> tuple:
-    """A rendered table's pipeline (calibrated under its own cache), its first frame and
-    that frame's truth."""
+def _first_frame(table: tuple[Path, dict], index: int = 0) -> tuple:
+    """A rendered table's pipeline (calibrated under its own cache), its first frame (or
+    frame ``index``) and that frame's truth."""
     import json
 
     import cv2
@@ -114,8 +114,8 @@ def _first_frame(table: tuple[Path, dict]) -> tuple:
             mp.setenv(k, v)
         pipe = Pipeline.from_footage(folder)
     truth = json.loads((folder / "truth.json").read_text())
-    frame = cv2.imread(str(sorted((folder / "frames").iterdir())[0]))
-    return pipe, frame, truth["frames"][0]
+    frame = cv2.imread(str(sorted((folder / "frames").iterdir())[index]))
+    return pipe, frame, truth["frames"][index]
 
 
 @pytest.fixture(scope="module")

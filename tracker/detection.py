@@ -431,6 +431,9 @@ class TableDetector:
         # ``pursue_round_reach_in`` of the patch's placement, on ``pursue_round_share`` of
         # its length at least.
         self.pursue_round_reach_in, self.pursue_round_share = 0.25, 0.55
+        # ... or on ``pursue_round_share_named`` where its rim names its side: at 720p a
+        # base's blurred edge and its shadow's leave half the outline's boundary unseen.
+        self.pursue_round_share_named = 0.45
         self.pursue_round_offset_px = 1.5  # (the boundary's offset, where no base shows it)
         self.pursue_round_size_step_mm = 10.0  # (sizes a patch may be taken for: 25/32/40/50/60 mm)
         self._shape_kernels: dict = {}
@@ -2509,20 +2512,21 @@ class TableDetector:
         k, cx, cy, theta, share = outline_on_boundary(edge, p.col, p.row, shapes, reach=self.pursue_round_reach_in * S,
                                                       offset=offset, facing=self._toward_camera(view, p.col, p.row)
                                                       if self.pursue_facing else None)
-        if k < 0 or share < self.pursue_round_share:
+        if k < 0 or share < self.pursue_round_share_named:
             self._doubt(p.col, p.row, shapes[p.outline], {si for si, _ in short}, view)
             return None
         key, o = keys[k], shapes[k]
         sides = {si for si, kk in short if kk == key and (view, si) in evs}
         if not sides:
             return None
-        ev = along_outline({si: evs[(view, si)] for si, _, _ in self._side_lab() if (view, si) in evs}, o, cx, cy, theta)
+        ev = along_outline({si: evs[(view, si)] for si, _, _ in self._side_lab() if (view, si) in evs}, o, cx, cy, theta,
+                           facing=self._toward_camera(view, cx, cy) if self.pursue_facing else None)
         side = side_of_patch(ev, key, short, self._rim_warned, least=self.pursue_side_min,
                              ratio=self.pursue_side_ratio, least_warned=self.pursue_side_min_warned,
                              size_step_mm=self.pursue_round_size_step_mm)
         rivals = 0
         if side is None:
-            if len(sides) != 1:
+            if len(sides) != 1 or share < self.pursue_round_share:
                 self._doubt(cx, cy, o, set(sides), view)
                 return None
             # One side alone lacks this outline, its rims not clearly seen: a base of that

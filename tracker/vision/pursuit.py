@@ -43,22 +43,33 @@ def roster_short(listed: Iterable[tuple[int, OutlineKey]], found: Iterable[tuple
     return {k: n for k, n in short.items() if n > 0}
 
 
-def along_outline(maps: Mapping[int, np.ndarray], o: Outline, cx: float, cy: float, theta: float
-                  ) -> dict[int, float]:
+def along_outline(maps: Mapping[int, np.ndarray], o: Outline, cx: float, cy: float, theta: float,
+                  facing: float | None = None) -> dict[int, float]:
     """Each side's evidence map read along outline ``o`` placed at (``cx``, ``cy``) turned
-    ``theta`` (0.7 px inside its edge: the rim), as its median.
+    ``theta`` (0.7 px inside its edge: the rim), as its median. ``facing``: the direction
+    toward the camera (radians, view pixels); each side's reading is then the larger of
+    the whole outline's median and that of the half facing the camera: a miniature
+    leans away from the camera in the picture and hides the far half of its rim first,
+    so a crescent left showing lies on the near half.
 
     >>> m = np.zeros((40, 40), np.float32); m[:, 20:] = 1.0  # one side's colour on the right half
     >>> along_outline({0: m, 1: np.zeros_like(m)}, Outline("round", 10, 10), 20.0, 20.0, 0.0)
     {0: 0.5, 1: 0.0}
+    >>> along_outline({0: m}, Outline("round", 10, 10), 20.0, 20.0, 0.0, facing=0.0)  # the camera to the right
+    {0: 1.0}
     """
     band, _ = outline_samples("rect" if o.shape == "rect" else "oval", max(o.hx - 0.7, 1.0), max(o.hy - 0.7, 1.0))
     c, s = np.cos(theta), np.sin(theta)
+    du, dv = c * band[:, 0] - s * band[:, 1], s * band[:, 0] + c * band[:, 1]  # (view pixels from the centre)
+    near = None if facing is None else (du * np.cos(facing) + dv * np.sin(facing)) > 0
     out = {}
     for side, ev in maps.items():
-        col = np.clip(np.rint(cx + c * band[:, 0] - s * band[:, 1]).astype(int), 0, ev.shape[1] - 1)
-        row = np.clip(np.rint(cy + s * band[:, 0] + c * band[:, 1]).astype(int), 0, ev.shape[0] - 1)
-        out[side] = float(np.median(ev[row, col]))
+        col = np.clip(np.rint(cx + du).astype(int), 0, ev.shape[1] - 1)
+        row = np.clip(np.rint(cy + dv).astype(int), 0, ev.shape[0] - 1)
+        read = ev[row, col]
+        out[side] = float(np.median(read))
+        if near is not None and near.any():
+            out[side] = max(out[side], float(np.median(read[near])))
     return out
 
 
