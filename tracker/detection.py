@@ -38,7 +38,7 @@ from .vision.colour import detector_lab as _lab
 from .vision.hands import hand_skin
 from .vision.filters import (_blob_boxes, _correlate_many, _filter_many, _local_maxima, _nearest_peak_key,
                              _subpixel_peaks, ring_kernel)
-from .vision.pursuit import along_outline, rim_shares, roster_short, side_of_patch
+from .vision.pursuit import along_outline, read_at, rim_offsets, rim_shares, roster_short, side_of_patch
 from .vision.remap import remap_rows
 from .vision.rim_evidence import RimColours, _mix_evidence, _neutral_lift, rim_evidence  # noqa: F401 (re-exported)
 from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside_rims, _rim_edge_points,
@@ -2388,11 +2388,8 @@ class TableDetector:
                 continue
             spec, o = specs[p.outline], outlines[p.outline]
             sides = [si for si, sp in self._shaped if sp == spec and (-1, si) in evs]
-            band, _ = outline_samples(spec.shape, max(o.hx - 0.7, 1.0), max(o.hy - 0.7, 1.0))
-            c, s_ = np.cos(p.theta), np.sin(p.theta)
-            col = np.clip(np.rint(p.col + c * band[:, 0] - s_ * band[:, 1]).astype(int), 0, fg.shape[1] - 1)
-            row = np.clip(np.rint(p.row + s_ * band[:, 0] + c * band[:, 1]).astype(int), 0, fg.shape[0] - 1)
-            ev = sorted(((float(evs[(-1, si)][row, col].mean()), si) for si in sides), reverse=True)
+            rim = rim_offsets(o, p.theta)
+            ev = sorted(((float(read_at(evs[(-1, si)], p.col, p.row, *rim).mean()), si) for si in sides), reverse=True)
             # A side whose rims set-up warns are near the mat's colour shows none here: where
             # such a side fields this outline too, another side's faint evidence (its colour
             # in a shadow or a miniature) does not tell the stand is not that side's.

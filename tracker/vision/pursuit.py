@@ -43,6 +43,27 @@ def roster_short(listed: Iterable[tuple[int, OutlineKey]], found: Iterable[tuple
     return {k: n for k, n in short.items() if n > 0}
 
 
+def rim_offsets(o: Outline, theta: float, inward: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """View-pixel offsets from its centre of the points along outline ``o``'s rim (0.7 px
+    inside its edge), turned ``theta``, moved ``inward`` px further in along the
+    outline's normals.
+
+    >>> du, dv = rim_offsets(Outline("round", 10, 10), 0.0)
+    >>> round(float(np.hypot(du, dv).max()), 1)
+    9.3
+    """
+    band, normal = outline_samples("rect" if o.shape == "rect" else "oval", max(o.hx - 0.7, 1.0), max(o.hy - 0.7, 1.0))
+    u, v = band[:, 0] - inward * normal[:, 0], band[:, 1] - inward * normal[:, 1]
+    c, s = np.cos(theta), np.sin(theta)
+    return c * u - s * v, s * u + c * v
+
+
+def read_at(ev: np.ndarray, cx: float, cy: float, du: np.ndarray, dv: np.ndarray) -> np.ndarray:
+    """``ev`` at the pixels (``cx`` + ``du``, ``cy`` + ``dv``), each rounded and kept in the view."""
+    return ev[np.clip(np.rint(cy + dv).astype(int), 0, ev.shape[0] - 1),
+              np.clip(np.rint(cx + du).astype(int), 0, ev.shape[1] - 1)]
+
+
 def along_outline(maps: Mapping[int, np.ndarray], o: Outline, cx: float, cy: float, theta: float,
                   facing: float | None = None) -> dict[int, float]:
     """Each side's evidence map read along outline ``o`` placed at (``cx``, ``cy``) turned
@@ -58,15 +79,11 @@ def along_outline(maps: Mapping[int, np.ndarray], o: Outline, cx: float, cy: flo
     >>> along_outline({0: m}, Outline("round", 10, 10), 20.0, 20.0, 0.0, facing=0.0)  # the camera to the right
     {0: 1.0}
     """
-    band, _ = outline_samples("rect" if o.shape == "rect" else "oval", max(o.hx - 0.7, 1.0), max(o.hy - 0.7, 1.0))
-    c, s = np.cos(theta), np.sin(theta)
-    du, dv = c * band[:, 0] - s * band[:, 1], s * band[:, 0] + c * band[:, 1]  # (view pixels from the centre)
+    du, dv = rim_offsets(o, theta)
     near = None if facing is None else (du * np.cos(facing) + dv * np.sin(facing)) > 0
     out = {}
     for side, ev in maps.items():
-        col = np.clip(np.rint(cx + du).astype(int), 0, ev.shape[1] - 1)
-        row = np.clip(np.rint(cy + dv).astype(int), 0, ev.shape[0] - 1)
-        read = ev[row, col]
+        read = read_at(ev, cx, cy, du, dv)
         out[side] = float(np.median(read))
         if near is not None and near.any():
             out[side] = max(out[side], float(np.median(read[near])))
@@ -90,21 +107,12 @@ def rim_shares(maps: Mapping[int, np.ndarray], o: Outline, cx: float, cy: float,
     >>> rim_shares({0: np.full_like(a, 0.5), 1: b}, Outline("round", 10, 10), 20.0, 20.0, 0.0, inner=5.0)  # paint
     {0: 0.0, 1: 0.0}
     """
-    band, normal = outline_samples("rect" if o.shape == "rect" else "oval", max(o.hx - 0.7, 1.0), max(o.hy - 0.7, 1.0))
     sides = list(maps)
     if not sides:
         return {}
-    c, s = np.cos(theta), np.sin(theta)
-    H, W = next(iter(maps.values())).shape
-
-    def at(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return (np.clip(np.rint(cy + s * u + c * v).astype(int), 0, H - 1),
-                np.clip(np.rint(cx + c * u - s * v).astype(int), 0, W - 1))
-
-    rim = at(band[:, 0], band[:, 1])
-    inside = at(band[:, 0] - inner * normal[:, 0], band[:, 1] - inner * normal[:, 1])
-    read = np.array([maps[si][rim] for si in sides])
-    further = np.array([maps[si][inside] for si in sides])
+    rim, inside = rim_offsets(o, theta), rim_offsets(o, theta, inward=inner)
+    read = np.array([read_at(maps[si], cx, cy, *rim) for si in sides])
+    further = np.array([read_at(maps[si], cx, cy, *inside) for si in sides])
     k = read.argmax(axis=0)
     top = read.max(axis=0)
     won = np.where((top >= least) & (further[k, np.arange(len(k))] < 0.5 * top), k, -1)
