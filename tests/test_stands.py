@@ -86,8 +86,9 @@ def test_a_found_base_explains_its_patch_and_a_round_base_keeps_its_own():
 def test_a_block_of_stands_in_contact_is_tiled_by_their_rims():
     """Six stands in contact, two files of three, are one patch of foreground, which
     their outlines tile equally well many ways; their rims (a ring of rim colour round
-    each miniature) tile it one way. With the rim evidence the pursuit places each
-    stand on its own rims."""
+    each miniature) tile it one way. With each side's rim evidence the pursuit places
+    each stand on its own rims, read on its side's map: the miniatures are painted the
+    other side's colour, which fills their cores on that side's map."""
     empty = _mat(120, 160)
     frame = empty.copy()
     deg = 25.0
@@ -96,12 +97,15 @@ def test_a_block_of_stands_in_contact_is_tiled_by_their_rims():
     centres = [tuple(np.array([80.0, 60.0]) + (i - 1) * 2 * HX * u + (j - 0.5) * 2 * HY * v)
                for i in range(3) for j in range(2)]
     rim = np.zeros(frame.shape[:2], np.float32)
+    other = np.zeros(frame.shape[:2], np.float32)  # another side's, whose colour the miniatures are painted
     for c in centres:
         _stand(frame, c, deg, (40, 200, 235), (90, 90, 90))  # yellow rims, grey miniatures
         box = np.rint(cv2.boxPoints((c, (2 * HX - 1, 2 * HY - 1), deg)) * 4).astype(np.int32)
         cv2.polylines(rim, [box], True, 1.0, 1, lineType=cv2.LINE_AA, shift=2)  # the rim colour's evidence
+        core = np.rint(cv2.boxPoints((c, (2 * HX - 5, 2 * HY - 5), deg)) * 4).astype(np.int32)
+        cv2.fillPoly(other, [core], 1.0, lineType=cv2.LINE_AA, shift=2)
     fg = foreground(detector_lab(frame), detector_lab(empty), np.ones(frame.shape[:2], bool))
-    placed = pursue(fg, [Outline("rect", HX, HY)], threshold=0.5, rim=rim, rim_w=1.5, rim_weight=2.0)
+    placed = pursue(fg, [Outline("rect", HX, HY)], threshold=0.5, rims=[rim, other], rim_w=1.5, rim_weight=2.0)
     assert len(placed) == len(centres), [(round(p.col), round(p.row)) for p in placed]
     for c in centres:
         p = min(placed, key=lambda p: math.hypot(p.col - c[0], p.row - c[1]))

@@ -15,12 +15,12 @@ edges in, never two over one patch.
 
 Stands in contact (an Epic unit in a block) are one patch of foreground, which outlines
 tile many ways equally well; their rims tile it one way: each stand shows a ring of rim
-colour round its miniature. Given a map of rim evidence, ``pursue`` also reads each
-placement's rim band against its core (``rim_masks``).
+colour round its miniature. Given each side's map of rim evidence, ``pursue`` also reads
+each placement's rim band against its core (``rim_masks``), for the side that shows it best.
 
 In: Lab views (``colour.detector_lab``) of the frame and of the empty table, where the
 view can be seen, the outlines the table's bases have (``Outline``), and optionally how
-surely each pixel is some side's rim colour. Out: ``Placement``s (which outline, centre
+surely each pixel is each side's rim colour. Out: ``Placement``s (which outline, centre
 in view pixels, angle in radians as ``base_shapes`` turns outlines, response, rim).
 Which side a placement belongs to is the caller's (the rim's colour along its outline).
 """
@@ -194,7 +194,7 @@ def rim_masks(outline: Outline, theta: float, rim_w: float) -> tuple[np.ndarray,
 
 
 def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angles: int = 12,
-           explained: np.ndarray | None = None, max_n: int = 200, rim: np.ndarray | None = None,
+           explained: np.ndarray | None = None, max_n: int = 200, rims: list[np.ndarray] | None = None,
            rim_w: float = 1.5, rim_weight: float = 1.0) -> list[Placement]:
     """Placements of the ``outlines`` that explain ``fg``, best first, each responding at
     least ``threshold`` (1: all foreground inside, none in the outer band). The outlines
@@ -203,22 +203,17 @@ def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angle
     cover (a placement over them is penalised, one beside them touches them; a patch
     they cover all but a fleck of is not looked at).
 
-    ``rim``: how surely each pixel is some side's rim colour. The foreground of a block
+    ``rims``: how surely each pixel is each side's rim colour. The foreground of a block
     of stands in contact is one patch, which outlines tile in many ways equally well;
     their rims are not: each stand shows a ring of rim colour round a core of miniature.
     Where given, a placement's response adds ``rim_weight`` times its rim band's mean
-    rim evidence less its core's (``Placement.rim``), so that the tiling whose rings lie
-    on the rims wins, and a lone stand is placed by its rim's sharp edge rather than by
-    its foreground's blurred one.
-
-    >>> fg = np.zeros((40, 90), np.float32); fg[15:25, 10:30] = 1; fg[15:25, 30:50] = 1
-    >>> fg[13:28, 63:78] = 1  # a round base beside two stands in contact
-    >>> sorted((p.outline, round(p.col), round(p.row)) for p in
-    ...        pursue(fg, [Outline("rect", 9.5, 4.5), Outline("round", 7.5, 7.5)], threshold=0.6))
-    [(0, 20, 20), (0, 40, 20), (1, 70, 20)]
+    evidence less its core's, on the map of the side that shows it best
+    (``Placement.rim``; a miniature painted another side's colour fills the core on that
+    side's map only), so that the tiling whose rings lie on the rims wins, and a lone
+    stand is placed by its rim's sharp edge rather than by its foreground's blurred one.
     """
     fg = fg.astype(np.float32)
-    rim = None if rim is None else rim.astype(np.float32)
+    rims = [r.astype(np.float32) for r in rims or ()]
     inner_map = fg.copy()  # what a placement's inside sees: taken pixels count against it
     outer_map = fg.copy()  # what its outer band sees: taken pixels as touching neighbours
     if explained is not None:
@@ -227,8 +222,8 @@ def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angle
     layers = [(i, a) for i, o in enumerate(outlines)
               for a in (np.arange(n_angles) * (math.pi / n_angles) if o.turns else [0.0])]
     kernels = [outline_masks(outlines[i], a) for i, a in layers]
-    rims = [rim_masks(outlines[i], a, rim_w) for i, a in layers] if rim is not None else []
-    rim_kernels = [kb - kc for kb, kc in rims]  # (one filter for band less core: it is linear)
+    # (One filter for band less core: it is linear.)
+    rim_kernels = [np.subtract(*rim_masks(outlines[i], a, rim_w)) for i, a in layers] if rims else []
     R = max(k[0].shape[0] for k in kernels) // 2
     H, W = fg.shape
 
@@ -244,8 +239,8 @@ def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angle
         return resp[:, r0 - e0:r1 - e0, c0 - f0:c1 - f0]
 
     def rim_stack(e0: int, e1: int, f0: int, f1: int) -> np.ndarray:
-        win = rim[e0:e1, f0:f1]
-        return np.stack([cv2.filter2D(win, -1, k, borderType=cv2.BORDER_CONSTANT) for k in rim_kernels])
+        return np.max([np.stack([cv2.filter2D(r[e0:e1, f0:f1], -1, k, borderType=cv2.BORDER_CONSTANT)
+                                 for k in rim_kernels]) for r in rims], axis=0)
 
     # Only where there is foreground enough for a base: blobs of it at least half the
     # smallest base's area (whole-view filtering at 24 angles would cost ~0.5 s a look).
@@ -277,7 +272,7 @@ def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angle
                 theta = (theta + _parabola(resp[prev, rr, cc], best, resp[nxt, rr, cc]) * math.pi / n_angles) % math.pi
             if rims:
                 k = rim_kernels[li]
-                ring = float((_window(rim, k.shape[0] // 2, c0 + pc, r0 + pr) * k).sum())
+                ring = max(float((_window(r, k.shape[0] // 2, c0 + pc, r0 + pr) * k).sum()) for r in rims)
                 p = Placement(i, c0 + pc, r0 + pr, float(theta), best - rim_weight * ring, ring)
             else:
                 p = Placement(i, c0 + pc, r0 + pr, float(theta), best)
