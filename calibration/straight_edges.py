@@ -39,6 +39,7 @@ MAX_EDGE_RMS_PX = 0.5
 # Nine lens parameters from two edges (perhaps parallel) are weakly held; a table shows
 # its four sides (and the mat's): fewer than four edges leave the boards' calibration.
 MIN_EDGES = 4
+BORDER_MARGIN_PX = 4.0     # an edge is looked for at least this far (and its profile's reach) inside the picture
 # Edges already this straight (median RMS) through the board calibration say the boards
 # know the lens: big boards, a narrow lens (our bundled clips: 0.09-0.11 px; the shared
 # renderer's 6 ft Epic tables: 0.29-0.53 px). Refining then only trades the boards'
@@ -107,6 +108,16 @@ def find_straight_edges(gray: np.ndarray, intr: Intrinsics) -> list[np.ndarray]:
     segs = found.reshape(-1, 4).astype(np.float64)
     d = segs[:, 2:4] - segs[:, :2]
     segs = segs[np.hypot(d[:, 0], d[:, 1]) >= SEGMENT_FRACTION * max(w, h)]
+    # Not the picture's own border: undistorted, it is a long, nearly straight step to
+    # the black beyond, and it bends with the lens, not with the world. Segments are kept
+    # only well inside the picture (their ends and middle), and so are the edge points.
+    margin = BORDER_MARGIN_PX + PROFILE_HALF_PX
+    seen = cv2.undistort(np.full((h, w), 255, np.uint8), K, dist, None, K)
+    inner = cv2.erode((seen == 255).astype(np.uint8), np.ones((3, 3), np.uint8), iterations=int(margin)) > 0
+    def _inside(pts: np.ndarray) -> np.ndarray:
+        c = np.clip(np.rint(pts).astype(int), 0, [w - 1, h - 1])
+        return inner[c[:, 1], c[:, 0]]
+    segs = segs[_inside(segs[:, :2]) & _inside(segs[:, 2:4]) & _inside((segs[:, :2] + segs[:, 2:4]) / 2)]
     if len(segs) == 0:
         return []
     grey = gray.astype(np.float32)
@@ -147,6 +158,7 @@ def find_straight_edges(gray: np.ndarray, intr: Intrinsics) -> list[np.ndarray]:
         t = (g * (ts[np.clip(idx, 0, len(ts) - 2)] + 0.25)).sum(1) / np.maximum(g.sum(1), 1e-9)
         # a clear step (not texture), its whole bell inside the profile
         keep = (k >= CENTROID_HALF) & (k < step.shape[1] - CENTROID_HALF) & (peak > 0.5 * np.median(peak))
+        keep &= (q[:, 0] >= margin) & (q[:, 0] <= w - 1 - margin) & (q[:, 1] >= margin) & (q[:, 1] <= h - 1 - margin)
         pts = q[keep] + t[keep, None] * nq[keep]
         if len(pts) >= 20:
             edges.append(pts)

@@ -137,7 +137,7 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
     if not views:
         raise CalibrationError(f"{folder}: no calib/ views of the calibration board and no camera.json; "
                                f"add board photos to calib/ or run calibrate-camera")
-    h = hashlib.sha256(b"v8")  # (v8: straight edges, marker pictures of the table photo; v5: outlines)
+    h = hashlib.sha256(b"v9")  # (v9: no edges along the picture's border; v8: straight edges, marker pictures of the table photo; v5: outlines)
     photo = empty_table_photo(folder)
     for p in views + ([photo] if photo is not None else []):
         h.update(p.name.encode())
