@@ -186,28 +186,35 @@ def test_a_stand_no_rim_or_unit_sides_is_kept_with_its_side_unsure(epic_720p):
     lean to, its side unsure (``rival_sides``): not left out with nothing said (a state
     missing a stand near a marker made Epic control called outright, wrong). Every side
     read wrong among the fighters lists the true side as a rival. (Measured when written:
-    the stand at (11.3, 29.2), 2.1 in from its unit's nearest stand found, was dropped.
-    The stands' pursuit without their rims, as then: with them, its unit's neighbours
-    are found and side it.)"""
+    a stand 2.1 in from its unit's nearest stand found was dropped.) The stands' pursuit
+    without their rims, as then: with them, this frame's units are found whole and side
+    every stand."""
     from evalsets import match
 
     pipe, frame, truth = epic_720p
     det = pipe.detector
     det.pursue_max_depth_px = 20.0
-    kept = det.pursue_rim_weight, det.pursue_stand_threshold
-    det.pursue_rim_weight, det.pursue_stand_threshold = 0.0, det.pursue_threshold
-    try:
-        fighters = pipe.judge_still(frame, 0, 0.0).state.fighters
-    finally:
-        det.pursue_rim_weight, det.pursue_stand_threshold = kept
+    kept = det.pursue_rim_weight, det.pursue_stand_threshold, det.unsure_stand_lit
     tf = [t for t in truth["fighters"] if t["visible_fraction"] >= 0.5]
-    pairs = match([(t["x"], t["y"]) for t in tf], [(f.x, f.y) for f in fighters], 0.75)
-    found = {i: fighters[j] for i, j, _ in pairs}
-    lone = next(i for i, t in enumerate(tf) if math.hypot(t["x"] - 11.29, t["y"] - 29.2) < 0.3)
-    assert lone in found and found[lone].rival_sides, found.get(lone)
+
+    def judged(keep_unsure: bool) -> tuple[list, dict]:
+        det.pursue_rim_weight, det.pursue_stand_threshold = 0.0, det.pursue_threshold
+        det.unsure_stand_lit = kept[2] if keep_unsure else 2.0  # (over 1: none kept)
+        try:
+            fighters = pipe.judge_still(frame, 0, 0.0).state.fighters
+        finally:
+            det.pursue_rim_weight, det.pursue_stand_threshold, det.unsure_stand_lit = kept
+        pairs = match([(t["x"], t["y"]) for t in tf], [(f.x, f.y) for f in fighters], 0.75)
+        return fighters, {i: fighters[j] for i, j, _ in pairs}
+
+    fighters, found = judged(True)
+    _, dropped = judged(False)
+    unsure = [i for i, f in found.items() if f.rival_sides]
+    assert unsure and len(found) >= len(dropped) + 1, (len(found), len(dropped))
+    assert sum(bool(f.rival_sides) for f in fighters) == len(unsure)  # (each unsure one a true stand)
     wrong = [(tf[i], f) for i, f in found.items() if tf[i]["team"] != f.side]
     assert all(t["team"] in f.rival_sides for t, f in wrong), wrong
-    assert sum(bool(f.rival_sides) for f in fighters) <= 0.3 * len(fighters)
+    assert len(unsure) <= 0.3 * len(fighters)
 
 
 @pytest.fixture(scope="module")
