@@ -2424,7 +2424,9 @@ class TableDetector:
             if not ev or ev[0][0] < least or (len(ev) > 1 and ev[0][0] < self.pursue_side_ratio * ev[1][0]):
                 if ev and self.config.epic is not None:
                     if lit is None:
-                        lit = np.where(shadow(lab, self._bg_floor, scaled=True), 0.0, fg).astype(np.float32)
+                        # (A shadow keeps the mat's pattern; dark miniatures on a pale mat,
+                        # their rims near the mat's colour, do not.)
+                        lit = np.where(shadow(lab, self._bg_floor, scaled=True, pattern=True), 0.0, fg).astype(np.float32)
                     seen = max(inside_mean(fg, o, p.theta, p.col, p.row), 1e-6)
                     cand["lit"] = inside_mean(lit, o, p.theta, p.col, p.row) / seen
                     undecided.append((cand, dict((si, e) for e, si in ev)))
@@ -2622,8 +2624,11 @@ class TableDetector:
         stands of its outline (the units' stands less those found), ties to the side
         its rims lean to. (Right for 75 of those 79; the rims' lean alone, 43.) With no
         rim nor unit to say it is a stand, a patch that is mostly the table in shadow
-        (``shadow(..., scaled=True)``; under ``unsure_stand_lit`` of its foreground lit:
-        an arm's shadow) is none."""
+        (``shadow(..., scaled=True, pattern=True)``: darker, its colour and the mat's
+        pattern kept; under ``unsure_stand_lit`` of its foreground lit: an arm's shadow)
+        is none. (Without the pattern, a unit of white-rimmed stands round dark
+        miniatures on a pale mat read as shadow and was dropped whole: 50 Epic tuning
+        tables, recall 96.9 -> 97.2 %, precision 99.4 % both.)"""
         if not undecided:
             return []
         known = [(xy, int(si)) for xy, si, k in zip(found.xyz[:, :2], found.side, found.kind) if k == KIND_BASE]
