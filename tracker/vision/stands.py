@@ -16,7 +16,7 @@ edges in, never two over one patch.
 Stands in contact (an Epic unit in a block) are one patch of foreground, which outlines
 tile many ways equally well; their rims tile it one way: each stand shows a ring of rim
 colour round its miniature. Given each side's map of rim evidence, ``pursue`` also reads
-each placement's rim band against its core (``rim_masks``), for the side that shows it best.
+each placement's rim band against its core (``rim_kernel``), for the side that shows it best.
 
 In: Lab views (``colour.detector_lab``) of the frame and of the empty table, where the
 view can be seen, the outlines the table's bases have (``Outline``), and optionally how
@@ -159,15 +159,22 @@ def _sd(shape: str, u: np.ndarray, v: np.ndarray, hx: float, hy: float) -> np.nd
     return _signed_distance("rect" if shape == "rect" else "oval", u, v, hx, hy)
 
 
+def _outline_distance(outline: Outline, theta: float) -> np.ndarray:
+    """Signed distance (px, negative inside) to the outline turned ``theta``, on a square
+    grid centred on the base that reaches past its outer band: the grid every kernel of
+    one outline shares."""
+    R = int(math.ceil(math.hypot(outline.hx, outline.hy) + OUTER_GAP_PX + OUTER_WIDTH_PX + 1))
+    yy, xx = np.mgrid[-R:R + 1, -R:R + 1].astype(np.float32)
+    c, s = math.cos(theta), math.sin(theta)
+    return _sd(outline.shape, xx * c + yy * s, -xx * s + yy * c, outline.hx, outline.hy)
+
+
 @functools.lru_cache(maxsize=256)
 def outline_masks(outline: Outline, theta: float) -> tuple[np.ndarray, np.ndarray]:
     """The outline's inside (weights summing to 1, anti-aliased) and its outer band
     (weights summing to 1), as kernels centred on the base (kept: a table's outlines and
     turns are the same every look; read-only)."""
-    R = int(math.ceil(math.hypot(outline.hx, outline.hy) + OUTER_GAP_PX + OUTER_WIDTH_PX + 1))
-    yy, xx = np.mgrid[-R:R + 1, -R:R + 1].astype(np.float32)
-    c, s = math.cos(theta), math.sin(theta)
-    sd = _sd(outline.shape, xx * c + yy * s, -xx * s + yy * c, outline.hx, outline.hy)
+    sd = _outline_distance(outline, theta)
     inside = np.clip(0.5 - sd, 0.0, 1.0)
     outer = ((sd > OUTER_GAP_PX) & (sd <= OUTER_GAP_PX + OUTER_WIDTH_PX)).astype(np.float32)
     kernels = (inside / inside.sum()).astype(np.float32), (outer / outer.sum()).astype(np.float32)
@@ -177,20 +184,16 @@ def outline_masks(outline: Outline, theta: float) -> tuple[np.ndarray, np.ndarra
 
 
 @functools.lru_cache(maxsize=256)
-def rim_masks(outline: Outline, theta: float, rim_w: float) -> tuple[np.ndarray, np.ndarray]:
-    """The outline's rim band (``rim_w`` px just inside it) and its core (inside the band,
-    a pixel clear of it), as kernels of weights summing to 1, the same size as
+def rim_kernel(outline: Outline, theta: float, rim_w: float) -> np.ndarray:
+    """The mean over the outline's rim band (``rim_w`` px just inside it) less the mean
+    over its core (inside the band, a pixel clear of it), as one kernel the size of
     ``outline_masks``' (read-only)."""
-    R = int(math.ceil(math.hypot(outline.hx, outline.hy) + OUTER_GAP_PX + OUTER_WIDTH_PX + 1))
-    yy, xx = np.mgrid[-R:R + 1, -R:R + 1].astype(np.float32)
-    c, s = math.cos(theta), math.sin(theta)
-    sd = _sd(outline.shape, xx * c + yy * s, -xx * s + yy * c, outline.hx, outline.hy)
+    sd = _outline_distance(outline, theta)
     band = np.clip(1.0 - np.abs(sd + rim_w / 2) / (rim_w / 2 + 0.5), 0.0, 1.0)
     core = np.clip(-sd - rim_w - 1.0, 0.0, 1.0)
-    kernels = (band / band.sum()).astype(np.float32), (core / max(core.sum(), 1e-6)).astype(np.float32)
-    for k in kernels:
-        k.setflags(write=False)
-    return kernels
+    k = (band / band.sum() - core / max(core.sum(), 1e-6)).astype(np.float32)
+    k.setflags(write=False)
+    return k
 
 
 def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angles: int = 12,
@@ -211,6 +214,12 @@ def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angle
     (``Placement.rim``; a miniature painted another side's colour fills the core on that
     side's map only), so that the tiling whose rings lie on the rims wins, and a lone
     stand is placed by its rim's sharp edge rather than by its foreground's blurred one.
+
+    >>> fg = np.zeros((40, 90), np.float32); fg[15:25, 10:30] = 1; fg[15:25, 30:50] = 1
+    >>> fg[13:28, 63:78] = 1  # a round base beside two stands in contact
+    >>> sorted((p.outline, round(p.col), round(p.row)) for p in
+    ...        pursue(fg, [Outline("rect", 9.5, 4.5), Outline("round", 7.5, 7.5)], threshold=0.6))
+    [(0, 20, 20), (0, 40, 20), (1, 70, 20)]
     """
     fg = fg.astype(np.float32)
     rims = [r.astype(np.float32) for r in rims or ()]
@@ -222,8 +231,7 @@ def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angle
     layers = [(i, a) for i, o in enumerate(outlines)
               for a in (np.arange(n_angles) * (math.pi / n_angles) if o.turns else [0.0])]
     kernels = [outline_masks(outlines[i], a) for i, a in layers]
-    # (One filter for band less core: it is linear.)
-    rim_kernels = [np.subtract(*rim_masks(outlines[i], a, rim_w)) for i, a in layers] if rims else []
+    rim_kernels = [rim_kernel(outlines[i], a, rim_w) for i, a in layers] if rims else []
     R = max(k[0].shape[0] for k in kernels) // 2
     H, W = fg.shape
 
