@@ -44,7 +44,7 @@ from .vision.rim_evidence import RimColours, _mix_evidence, _neutral_lift, rim_e
 from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside_rims, _rim_edge_points,
                              _wall_share_of, rim_fit_sigma)
 from .vision.rim_fit import _ray_edges  # noqa: F401 (re-exported)
-from .vision.stands import (Outline, boundary, boundary_offset, foreground, inside_mean, outline_on_boundary, pursue,
+from .vision.stands import (Outline, boundary, boundary_offset, contains, foreground, inside_mean, outline_on_boundary, pursue,
                              response_at, shadow)
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
 from .vision.tag_match import Likeness, assign, likeness
@@ -404,6 +404,7 @@ class TableDetector:
         # the roster has room for, where the outline's rim is seen this many times better.
         self.rounds_as_outlines = True
         self.outline_over_round = 1.5
+        self.suspect_round_coverage = 0.5  # (_suspect_rounds)
         self.pursue_max_depth_px = 20.0
         self.pursue_threshold = 0.55
         # ... the stands' own pursuit also reads their rims (vision.stands.pursue's
@@ -750,6 +751,11 @@ class TableDetector:
                 k = 2 * int(round(PURSUE_HAND_MARGIN_IN * self.px_per_in)) + 1
                 near_hand = cv2.dilate(hand.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0
             pursued = self._pursued_stands(lab, usable & ~near_hand, evs, bases, whole_look, platform_labs, near_hand)
+            gone = [(c["view"], c["side"], xy) for c in pursued for xy in c.pop("replaces", ())]
+            if gone:  # (round bases an outline's pursuit explained better: _pursued_stands)
+                fits = [f for f in fits if f.get("shape", 0) or not any(
+                    v == f["view"] and si == f["side"] and np.hypot(f["col"] - x, f["row"] - y) < 2.0
+                    for v, si, (x, y) in gone)]
             if self.sides_by_colour:
                 self._sides_by_colour(pursued, evs)
             if pursued:
@@ -2376,20 +2382,41 @@ class TableDetector:
             # and a token found there is the token.)
             keys = sorted({k for _, k in short}, key=str)
             shapes = [Outline(k[0], k[1] / MM_PER_IN / 2 * S, k[2] / MM_PER_IN / 2 * S) for k in keys]
-            looks = [(-1, lab, self._bg_floor, fg, explained)] if shapes else []
+            # Round bases a side has beyond its roster, where it lacks an oval or
+            # rectangle, fitted on under half their rim: each may be that outline's end,
+            # its rim seen there alone (a miniature over the rest). Their patches are
+            # looked at again, as not yet explained; an outline of their side that
+            # explains one better than its circle does takes it (50 mixed tuning tables:
+            # 8 ovals of 78 read as a round base at one end placed right, 4 of those
+            # missed found; recall 93.77 -> 93.83 %, precision 97.20 -> 97.37 %).
+            suspect = self._suspect_rounds(found, short)
+            known = found[~suspect]
+            looks = [(-1, lab, self._bg_floor, fg, self._footprints(known) if suspect.any() else explained)] \
+                if shapes else []
             for i, plab in (platform_labs or {}).items() if looks and self.pursue_platforms else ():
                 bg = self._bg_platforms[i] if i < len(self._bg_platforms) else None
                 if bg is not None:
-                    looks.append((i, plab, bg, foreground(plab, bg, self._usable[i]), self._footprints(found, i)))
+                    looks.append((i, plab, bg, foreground(plab, bg, self._usable[i]), self._footprints(known, i)))
             offset = None
             for vi, vlab, bg, vfg, vexplained in looks:
                 fg_lit = np.where(shadow(vlab, bg, pattern=True), 0.0, vfg).astype(np.float32)
                 edge = boundary(fg_lit)
                 if offset is None:  # (measured on the floor's bases; a platform holds too few)
                     offset = self._boundary_offset(edge, found)
+                held = self._suspects_in_view(found, suspect, vi)
                 for p in pursue(fg_lit, shapes, threshold=self.pursue_threshold, explained=vexplained):
+                    inside = [h for h in held if contains(shapes[p.outline], p.theta, p.col, p.row, h["col"], h["row"])]
                     c = self._pursued_outline(p, keys, shapes, fg_lit, edge, evs, short, discs, offset, vi)
-                    if c is not None:
+                    if c is None or not inside:
+                        if c is not None:
+                            out.append(c)
+                        continue
+                    # Over a suspect round base: the outline of its side that explains the
+                    # patch better than the round does takes it; else the round stays.
+                    mine = [h for h in inside if h["side"] == c["side"]]
+                    if c.get("shape", 0) and mine and all(
+                            response_at(fg_lit, h["outline"], 0.0, h["col"], h["row"]) < p.response for h in mine):
+                        c["replaces"] = [(h["col"], h["row"]) for h in mine]
                         out.append(c)
         rims = [evs[k] for k in sorted(evs) if k[0] == -1] if self.pursue_rim_weight > 0 else []
         fg_stands = fg
@@ -2440,6 +2467,30 @@ class TableDetector:
                         and np.hypot(fit.cx - c["col"], fit.cy - c["row"]) <= self.pursue_refine_px):
                     c.update(col=fit.cx, row=fit.cy, theta=fit.theta)
         return out
+
+    def _suspect_rounds(self, found: Detections, short: dict) -> np.ndarray:
+        """Which of ``found`` are round bases of a size their side has more of than its
+        roster lists, where that side also lacks an oval or rectangle (``short``), fitted
+        on under ``suspect_round_coverage`` of their rim: each may be that outline's end
+        (_pursued_stands). (A circle lies along an oval's or rectangle's rim on its end
+        alone, under half its own round: a round base seen more is a round base.)"""
+        listed, seen = self._roster_and_found(found)
+        beyond = roster_short(seen, listed)
+        lacking = {si for si, k in short if k[0] != "round"}
+        return np.array([k == KIND_BASE and not sh and int(si) in lacking and sc < self.suspect_round_coverage
+                         and beyond.get((int(si), ("round", float(mm), float(mm))), 0) > 0
+                         for si, mm, sh, k, sc in zip(found.side, found.base_mm, found.shape, found.kind, found.score)],
+                        bool)
+
+    def _suspects_in_view(self, found: Detections, suspect: np.ndarray, view: int) -> list[dict]:
+        """The suspect round bases (``_suspect_rounds``) standing in ``view``: centre (view
+        pixels), side and outline."""
+        v, z = self._view_and_height(view)
+        here = np.flatnonzero(suspect & (np.abs(found.xyz[:, 2] - z) < 0.05))
+        S = self.px_per_in
+        return [{"col": float(c), "row": float(r), "side": int(found.side[k]),
+                 "outline": Outline("round", found.base_mm[k] / MM_PER_IN / 2 * S, found.base_mm[k] / MM_PER_IN / 2 * S)}
+                for k, (c, r) in zip(here, v.to_pixel(found.xyz[here, :2]) if len(here) else [])]
 
     def _boundary_offset(self, edge: np.ndarray, found: Detections) -> float:
         """How far outside a base's edge its foreground ends on this table (view pixels),
