@@ -127,3 +127,43 @@ def test_a_white_disc_on_a_pale_mat_is_found(white_disc):
     assert len(found) == 1 and found[0].tag_id is None
     for t in truth["tokens"]:
         assert not _near(state.fighters, t["x"], t["y"], 0.5), t
+
+
+@pytest.fixture(scope="module")
+def yellow_on_yellow(request, tmp_path_factory):
+    """A 720p Warcry tuning table (seed 100180, one frame): a yellow miniature on a
+    yellow-rimmed 32 mm base, found as a patch of its outline, where a plain gold
+    treasure disc is read too; the game has fewer plain treasures than discs read."""
+    from conftest import _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100180, "warcry", "yellow-on-yellow"))
+
+
+@pytest.mark.slow
+def test_a_disc_capped_away_gives_back_the_patch_it_took(yellow_on_yellow):
+    """A token found on a base's patch takes the patch (a patch is no more than that);
+    a disc the game has no token left for is no token, and the patch it took is a base
+    again, as is a base it was taken to be the edge of. (Measured when written: the
+    fighter missed, no treasure in its place either.)"""
+    pipe, frame, truth = yellow_on_yellow
+    det = pipe.detector
+    fighter = next(f for f in truth["fighters"] if f["id"] == 6)
+    seen = {}
+    settle = det._settle_discs
+
+    def watched(bases, tokens, *a, **k):
+        near = [i for i in range(len(tokens)) if math.hypot(*(tokens.xyz[i, :2] - (fighter["x"], fighter["y"]))) < 0.6]
+        seen["disc"] = [(int(tokens.kind[i]), int(tokens.tag_id[i])) for i in near]
+        seen["patch"] = [bool(bases.from_foreground[j]) for j in range(len(bases))
+                         if math.hypot(*(bases.xyz[j, :2] - (fighter["x"], fighter["y"]))) < 0.6]
+        return settle(bases, tokens, *a, **k)
+
+    det._settle_discs = watched
+    try:
+        state = pipe.judge_still(frame, 0, 0.0).state
+    finally:
+        del det._settle_discs
+    assert seen["disc"] == [(2, -1)] and seen["patch"] == [True], seen  # a plain treasure disc on the patch
+    got = _near(state.fighters, fighter["x"], fighter["y"], 0.75)
+    assert len(got) == 1 and got[0].side == fighter["team"], got
+    assert not _near(state.tokens, fighter["x"], fighter["y"], 0.75)

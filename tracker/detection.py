@@ -1444,7 +1444,10 @@ class TableDetector:
             # token disc is such a patch too (a 1 in disc fills 40 x 20 mm outlines' middles
             # about as well as the stands do). A token found on it is the token.
             d = np.linalg.norm(tokens.xyz[:, None, :2] - bases.xyz[None, :, :2], axis=2)
-            keep_base &= ~(disc_patch & (d < bases.base_mm[None, :] / MM_PER_IN / 2).any(axis=0))
+            on = disc_patch[None, :] & (d < bases.base_mm[None, :] / MM_PER_IN / 2) & keep_base[None, :]
+            for i in np.flatnonzero(on.any(axis=1) & (tokens.tag_id < 0)):
+                took[i] = on[i]  # (given back if the token is capped away, below)
+            keep_base &= ~on.any(axis=0)
         if len(bases) and len(tokens):
             d = np.linalg.norm(tokens.xyz[:, None, :2] - bases.xyz[None, :, :2], axis=2)
             inside = (d < (bases.base_mm[None, :] / MM_PER_IN / 2)) & keep_base[None, :]
@@ -1466,7 +1469,7 @@ class TableDetector:
                     # Nothing stands on a token: a "base" centred on it is the disc's own
                     # edge read as a rim (a white side's rect stands fit a white disc).
                     if tokens.tag_id[i] < 0:
-                        took[i] = keep_base & (d[i] < 0.5)
+                        took[i] = took.get(i, False) | (keep_base & (d[i] < 0.5))
                     keep_base &= ~(d[i] < 0.5)
                 else:
                     keep_token[i] = False
@@ -1500,8 +1503,9 @@ class TableDetector:
             for i in dropped:
                 keep_token[i] = False
                 # A disc the game has no token left for is no token: the base it was taken
-                # to be the edge of is a base again (a pale miniature on a white side's
-                # 25 mm base looks like a white objective's face).
+                # to be the edge of, or whose patch it was taken for, is a base again (a
+                # pale miniature on a white side's 25 mm base looks like a white
+                # objective's face; a yellow one on a yellow rim like a gold treasure).
                 keep_base |= took.get(i, False)
         return bases[keep_base], tokens[keep_token]
 
