@@ -386,3 +386,43 @@ def test_a_patch_whose_rim_names_its_side_needs_only_half_its_outline(half_seen)
 
     assert judged(det.pursue_round_share_named) == (11, 11, 0) and len(tf) == 11
     assert judged(det.pursue_round_share)[0] == 9
+
+
+@pytest.fixture(scope="module")
+def faint_patch(pale_mini_1080p_table):
+    """Tuning seed 100078 at 1080p, first frame: a green-rimmed 40 mm base under a
+    yellow-green miniature on the green mat, 2 in from an objective, whose patch responds
+    too faintly (0.36) to be placed as a base; its side's roster lacks a 40 mm base."""
+    return _first_frame(pale_mini_1080p_table)
+
+
+@pytest.mark.slow
+def test_a_faint_patch_of_an_outline_a_side_lacks_is_a_doubt_for_that_side(faint_patch):
+    """A patch placed under ``pursue_threshold`` but above ``doubt_threshold``, of an
+    outline a side is short of, is that side's doubt: the objective beside the missed
+    fighter is too close to call rather than called outright for the wrong side.
+    (Measured when written: no doubt and a wrong call without it.)"""
+    from tracker.rules.ruling import TOO_CLOSE
+    from tracker.rules.warcry import objective_control
+
+    pipe, frame, truth = faint_patch
+    det = pipe.detector
+    fighter = next(f for f in truth["fighters"] if f["id"] == 8)
+
+    def judged(doubt_threshold: float):
+        kept, det.doubt_threshold = det.doubt_threshold, doubt_threshold
+        try:
+            state = pipe.judge_still(frame, 0, 0.0).state
+        finally:
+            det.doubt_threshold = kept
+        assert not any(np.hypot(f.x - fighter["x"], f.y - fighter["y"]) < 0.75 for f in state.fighters)
+        near = [q for q in state.doubts if np.hypot(q.x - fighter["x"], q.y - fighter["y"]) < 0.6]
+        ruling = next(r for r in objective_control(state).rulings
+                      if np.hypot(r.details["token"][0] - 1.9, r.details["token"][1] - 13.1) < 0.5)
+        return near, ruling
+
+    near, ruling = judged(det.pursue_threshold)  # (no doubt under the pursuit's own threshold)
+    assert not near and ruling.verdict != TOO_CLOSE, (near, ruling.verdict)
+    near, ruling = judged(0.35)
+    assert len(near) == 1 and near[0].sides == (fighter["team"],), near
+    assert ruling.verdict == TOO_CLOSE, ruling

@@ -333,6 +333,19 @@ def _window(fg: np.ndarray, R: int, col: float, row: float) -> np.ndarray:
     return pad
 
 
+def covered(shape: tuple[int, int], outlines: list[Outline], placements: list[Placement]) -> np.ndarray:
+    """Where ``placements`` (of ``outlines``) cover a view of ``shape``: a mask.
+
+    >>> m = covered((20, 40), [Outline("rect", 6, 3)], [Placement(0, 10.0, 10.0, 0.0, 1.0)])
+    >>> int(m.sum()), bool(m[10, 10]), bool(m[10, 20])
+    (55, True, False)
+    """
+    inner, outer = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
+    for p in placements:
+        _take(inner, outer, outlines[p.outline], p)
+    return inner < 0
+
+
 def _take(inner_map: np.ndarray, outer_map: np.ndarray, outline: Outline, p: Placement) -> None:
     """Mark a placement's inside as explained in both maps."""
     R = int(math.ceil(math.hypot(outline.hx, outline.hy))) + 1
