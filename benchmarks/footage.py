@@ -118,7 +118,7 @@ def main() -> None:
     truth = json.loads((folder / "truth.json").read_text())
     pipe = Pipeline.from_footage(folder)
     pipe.full_every = a.full_every
-    preds, wall, cpu, kept = [], [], [], []
+    preds, wall, cpu, kept, states = [], [], [], [], []
     pipe.background = a.live
     start, shown, busy_until, processed, last_t = time.perf_counter(), None, 0.0, 0, None
     for index, t, frame in open_source(folder):
@@ -132,6 +132,7 @@ def main() -> None:
                 # the newest): this one is dropped, and the viewer still sees the last state.
                 preds.append(state_prediction(index, shown))
                 kept.append(truth["frames"][index])
+                states.append(shown)
                 continue
             if now < t:
                 time.sleep(t - now)
@@ -146,6 +147,7 @@ def main() -> None:
             cpu.append(c1 - c0)
         preds.append(state_prediction(index, r.state))
         kept.append(truth["frames"][index])
+        states.append(r.state)
     pipe.close()
     # Scored from the frame after the tracker can first have confirmed fighters.
     s = load_scorer().score({"frames": kept[2:]}, {"frames": preds[2:]})
@@ -169,8 +171,27 @@ def main() -> None:
     print(side_contrast_line(pipe, rms_by_side(kept[2:], preds[2:])))
     s["token_recall_visible"] = tokens_in_sight_found(kept[2:], preds[2:])
     print(f"tokens: in sight found {s['token_recall_visible']}   all: {s['token_recall']}   precision {s['token_precision']}")
+    ctl = control_agreement(kept[2:], states[2:], pipe.config.epic, sc.match)
+    print(f"objective control (per objective-frame, as benchmarks/heldout.py): {ctl['ctl_agree']} of {ctl['ctl_n']} "
+          f"agreeing with the truth's, {ctl['ctl_flag']} other flagged too close to call, {ctl['ctl_wrong']} wrong "
+          f"outright, {ctl['ctl_agree_flag']} agreeing yet flagged")
+    s["control"] = ctl
     print(json.dumps({"fps_wall": 1 / np.mean(wall), "fps_cpu": 1 / np.mean(cpu), "median_err_in": float(np.median(errs)),
                       **s}))
+
+
+def control_agreement(truth_frames: list[dict], states: list, epic_config, match) -> dict[str, int]:
+    """Objective control from the states shown against control from the truth's
+    fighters and tokens, summed over the frames (``benchmarks.heldout_control.compare``'s
+    counts: agree, flagged, wrong, unseen...)."""
+    from collections import Counter
+
+    from benchmarks.heldout_control import compare, control_rulings, truth_state
+
+    total: Counter = Counter()
+    for fr, state in zip(truth_frames, states):
+        total.update(compare(control_rulings(truth_state(fr), epic_config), control_rulings(state, epic_config), match))
+    return dict(total)
 
 
 if __name__ == "__main__":
