@@ -44,7 +44,7 @@ from .vision.rim_evidence import RimColours, _mix_evidence, _neutral_lift, rim_e
 from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside_rims, _rim_edge_points,
                              _wall_share_of, rim_fit_sigma)
 from .vision.rim_fit import _ray_edges  # noqa: F401 (re-exported)
-from .vision.stands import (Outline, boundary, boundary_offset, contains, covered, foreground, inside_mean,
+from .vision.stands import (Outline, boundary, boundary_offset, covered, foreground, inside_mean,
                              outline_on_boundary, pursue, response_at, shadow)
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
 from .vision.tag_match import Likeness, assign, likeness
@@ -2423,19 +2423,21 @@ class TableDetector:
                                     explained=vexplained | covered(vexplained.shape, shapes, placed)):
                         self._doubt(p.col, p.row, shapes[p.outline], {si for si, k in short if k == keys[p.outline]}, vi)
                 for p in placed:
-                    inside = [h for h in held if contains(shapes[p.outline], p.theta, p.col, p.row, h["col"], h["row"])]
                     c = self._pursued_outline(p, keys, shapes, fg_lit, edge, evs, short, discs, offset, vi)
-                    if c is None or not inside:
-                        if c is not None:
-                            out.append(c)
+                    if c is None:
                         continue
-                    # Over a suspect round base: the outline of its side that explains the
-                    # patch better than the round does takes it; else the round stays.
-                    mine = [h for h in inside if h["side"] == c["side"]]
-                    if c.get("shape", 0) and mine and all(
-                            response_at(fg_lit, h["outline"], 0.0, h["col"], h["row"]) < p.response for h in mine):
+                    o = shapes[p.outline]
+                    inside = [h for h in held if depth_inside(h["col"], h["row"], o.shape, 2 * o.hx, 2 * o.hy,
+                                                              p.col, p.row, math.degrees(p.theta)) > 0]
+                    if inside:
+                        # Over a suspect round base: the outline of its side that explains
+                        # the patch better than the round does takes it; else the round stays.
+                        mine = [h for h in inside if h["side"] == c["side"]]
+                        if not (c.get("shape", 0) and mine and all(
+                                response_at(fg_lit, h["outline"], 0.0, h["col"], h["row"]) < p.response for h in mine)):
+                            continue
                         c["replaces"] = [(h["col"], h["row"]) for h in mine]
-                        out.append(c)
+                    out.append(c)
         rims = [evs[k] for k in sorted(evs) if k[0] == -1] if self.pursue_rim_weight > 0 else []
         fg_stands = fg
         if rims and hand is not None and hand.any():

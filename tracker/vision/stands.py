@@ -303,17 +303,6 @@ def response_at(fg: np.ndarray, outline: Outline, theta: float, col: float, row:
     return float((pad * ki).sum() - (pad * ko).sum())
 
 
-def contains(outline: Outline, theta: float, col: float, row: float, x: float, y: float) -> bool:
-    """Whether the point (``x``, ``y``) lies inside ``outline`` placed at (``col``, ``row``)
-    turned ``theta`` (view pixels, radians as ``pursue``'s).
-
-    >>> contains(Outline("oval", 20, 10), 0.0, 50, 50, 65, 52), contains(Outline("oval", 20, 10), math.pi / 2, 50, 50, 65, 52)
-    (True, False)
-    """
-    dx, dy, c, s = x - col, y - row, math.cos(theta), math.sin(theta)
-    return bool(_sd(outline.shape, np.float32(dx * c + dy * s), np.float32(-dx * s + dy * c), outline.hx, outline.hy) < 0)
-
-
 def inside_mean(fg: np.ndarray, outline: Outline, theta: float, col: float, row: float) -> float:
     """The mean of ``fg`` over one outline's inside placed at (``col``, ``row``), turned
     ``theta`` (``pursue``'s inside weights)."""
