@@ -182,16 +182,10 @@ def main() -> None:
 
 def control_agreement(truth_frames: list[dict], states: list, epic_config, match) -> dict[str, int]:
     """Objective control from the states shown against control from the truth's
-    fighters and tokens, summed over the frames (``benchmarks.heldout_control.compare``'s
-    counts: agree, flagged, wrong, unseen...)."""
-    from collections import Counter
+    fighters and tokens, summed over the frames (``benchmarks.heldout_control``)."""
+    from benchmarks.heldout_control import compare_frames, control_rulings
 
-    from benchmarks.heldout_control import compare, control_rulings, truth_state
-
-    total: Counter = Counter()
-    for fr, state in zip(truth_frames, states):
-        total.update(compare(control_rulings(truth_state(fr), epic_config), control_rulings(state, epic_config), match))
-    return dict(total)
+    return compare_frames(truth_frames, [control_rulings(s, epic_config) for s in states], epic_config, match)
 
 
 if __name__ == "__main__":

@@ -114,3 +114,14 @@ def compare(truth: list[dict], tracked: list[dict], match: Callable) -> dict[str
         else:
             out["ctl_wrong"] += 1
     return out
+
+
+def compare_frames(truth_frames: list[dict], tracked_rulings: list[list[dict]], epic_config: Any,
+                   match: Callable) -> dict[str, int]:
+    """``compare``'s counts summed over frames: each truth frame's control (its fighters
+    and tokens) against the tracker's rulings of the same frame."""
+    total: dict[str, int] = {}
+    for fr, got in zip(truth_frames, tracked_rulings):
+        for k, v in compare(control_rulings(truth_state(fr), epic_config), got, match).items():
+            total[k] = total.get(k, 0) + v
+    return total

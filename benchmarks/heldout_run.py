@@ -154,7 +154,7 @@ def group_label(kind: str, f: dict) -> str:
 def score_side(folder: Path, kind: str, resolution: str, tracked: dict, base: dict) -> dict:
     """Tallies of both predictors, hard-case counts and control agreement for one set."""
     from benchmarks.heldout_cases import CASES, eligible, measure_set
-    from benchmarks.heldout_control import compare, control_rulings, truth_state
+    from benchmarks.heldout_control import compare_frames
     from benchmarks.heldout_metrics import tally_set
     from tracker.config import GameConfig
 
@@ -176,9 +176,8 @@ def score_side(folder: Path, kind: str, resolution: str, tracked: dict, base: di
         for e in camera_floor_errors(tracked["camera"], truth):
             ctl.err("camera", e)
             ctl.err(f"camera:{kind}", e)
-    for fr, got in zip(truth["frames"], tracked["rulings"]):
-        for k, v in compare(control_rulings(truth_state(fr), epic), got, scorer.match).items():
-            ctl.add(k, v)
+    for k, v in compare_frames(truth["frames"], tracked["rulings"], epic, scorer.match).items():
+        ctl.add(k, v)
     out["case_counts"] = {c: sum(c in x for fr in cases for x in fr) for c in CASES}
     out["case_eligible"] = eligible(truth)
     out["rim_seen"] = {str(k): {"lab": [round(float(v), 1) for v in cc.seen[k]], "fighter_frames": cc.seen_from[k],
