@@ -68,7 +68,7 @@ def test_mix_evidence_in_place_matches_plain_arithmetic():
 
 
 def test_search_score_parts_match_numpy():
-    """_decode_search's row means and deviations are numpy's, to the last bit."""
+    """TagReader's search's row means and deviations are numpy's, to the last bit."""
     from tracker.detection import _mean, _std
 
     X, Y, border = _search_grids(61, 61, 96.0, 1.0)
@@ -125,16 +125,16 @@ def test_disc_with_nothing_read_is_not_read_again_while_unchanged():
     folder = eval_set("warcry-1")
     frames = [cv2.imread(str(f)) for f in sorted((folder / "frames").glob("*.jpg"))[:2]]
     recall, always = Pipeline.from_footage(folder).detector, Pipeline.from_footage(folder).detector
-    always.no_tag_still_in = 0.0  # (never recalls)
+    always.tags.still_in = 0.0  # (never recalls)
     recall.tokens_every = always.tokens_every = 1  # (tokens looked for at every look)
     searched = []
-    orig = type(recall)._decode_token_tag
+    orig = type(recall.tags).read
 
     def counting(self, *a):
-        searched.append(self is recall)
+        searched.append(self is recall.tags)
         return orig(self, *a)
 
-    type(recall)._decode_token_tag = counting
+    type(recall.tags).read = counting
     try:
         for frame in (frames[0], frames[0], frames[1]):
             n0 = sum(searched)
@@ -142,18 +142,18 @@ def test_disc_with_nothing_read_is_not_read_again_while_unchanged():
             for name in ("xyz", "kind", "tag_id", "side", "base_mm"):
                 assert np.array_equal(getattr(a, name), getattr(b, name)), name
             if frame is frames[0] and n0:
-                assert sum(searched) - n0 < n0 and recall._no_tag_seen  # the same frame again: recalled
+                assert sum(searched) - n0 < n0 and recall.tags.no_tag_seen  # the same frame again: recalled
     finally:
-        type(recall)._decode_token_tag = orig
+        type(recall.tags).read = orig
     # A close-up unlike the one kept (a hand, a moved miniature) is read again.
-    seen_xy, d, view, grey, face = recall._no_tag_seen[0]
+    seen_xy, d, view, grey, face = recall.tags.no_tag_seen[0]
     calls = len(searched)
-    type(recall)._decode_token_tag = counting
+    type(recall.tags).read = counting
     try:
-        recall._no_tag_seen = [(seen_xy, d, view, 255 - grey, face)]
-        recall._decode_or_recall(frames[1], seen_xy, d, [])
+        recall.tags.no_tag_seen = [(seen_xy, d, view, 255 - grey, face)]
+        recall.tags.recall_or_read(frames[1], seen_xy, d, recall.tag_face_floor, 0, [])
     finally:
-        type(recall)._decode_token_tag = orig
+        type(recall.tags).read = orig
     assert len(searched) == calls + 1
 
 

@@ -375,12 +375,12 @@ def test_without_the_tag_face_test_the_shadowed_token_would_be_a_fighter(shadowe
     tag search now reads this tag at once; with its grid's shifts held to 2 px and no
     second reading centred on the disc's edge, as before, the tag stays unread for some
     looks, as a tag under a deeper shadow would.)"""
-    import tracker.detection as detection
+    import tracker.vision.tag_reader as tag_reader
     import tracker.vision.tags as tags
 
     folder, truth = shadowed
     monkeypatch.setattr(tags, "SEARCH_SHIFT_IN", 0.0)
-    monkeypatch.setattr(detection, "disc_centre", lambda *args: None)
+    monkeypatch.setattr(tag_reader, "disc_centre", lambda *args: None)
     tags._search_grids.cache_clear()
     try:
         runs = _run(folder, face_test=False)

@@ -48,7 +48,7 @@ from .vision.stands import (Outline, boundary, boundary_offset, covered, foregro
                              outline_on_boundary, pursue, response_at, shadow)
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
 from .vision.tag_match import Likeness, assign, likeness
-from .vision.tags import disc_centre, read_cut_out, search_costs
+from .vision.tag_reader import TOKEN_THICKNESS_IN, TagReader
 from .vision.tokens import TokenStyles, face_samples, neutral_middle, objective_face
 from .vision.views import PlaneView, _plane_map
 
@@ -61,7 +61,6 @@ TOKEN_LIKE = 0.15  # a round outline within this share of a token's size is a to
 KIND_STATE = 3
 KIND_NAMES = {KIND_BASE: "base", KIND_OBJECTIVE: "objective", KIND_TREASURE: "treasure", KIND_STATE: "state"}
 STATE_TAG_RANGE = (80, 99)
-TOKEN_THICKNESS_IN = 2.0 / MM_PER_IN
 # The hand mask is the skin found grown by this (the coarse skin test misses fingertips'
 # and the arm's edges); follows mask only the skin itself.
 HAND_MASK_GROWTH_IN = 0.3
@@ -258,31 +257,15 @@ class TableDetector:
         self.tokens_every = 1  # look for tokens in every n-th full detection (the tracker holds them between)
         self.max_state_tokens = 24  # state-token discs looked at per look (recognition on)
         # A token disc whose tag is not read (yet): a printed tag's black square border
-        # against the paper round it scores 75-140 in _decode_search, a miniature on a
+        # against the paper round it scores 75-140 in TagReader's search, a miniature on a
         # 25 mm base (white rims included) 40 or less; see _settle_discs.
         self.tag_face_min = 60.0
         # ... and it is near some token's code (cells wrong, of 16; a miniature: 15 or
         # more; a plain objective's black ring is as dark as a tag's border, but 19).
         self.tag_face_cost = 6.0
-        # An objective or treasure tag read by search: in one look at most this far (of
-        # 16 cells) from its code, and 2 nearer than any other code. The shared eval
-        # sets' tags read 0.5-0.6 where the cut-out fails (next code 3.2); a miniature 15
-        # or more.
-        self.token_search_cost = 2.0
         # Token discs not reported as tokens that are still paper, never bases: (xy, read)
         # a tag face not read (yet), or a state tag this table gives no meaning.
         self._paper_discs: list[tuple[np.ndarray, bool]] = []
-        # Discs where the last token look read nothing at all (_decode_token_tag ended
-        # before weighing any code, and saw no tag's border): (xy, diameter, close-up
-        # view, its grey close-up, face). A disc found there again whose close-up has
-        # changed no more than the camera's noise is not read again (_decode_or_recall):
-        # the same bases were read every look, ~4 ms each.
-        self._no_tag_seen: list[tuple] = []
-        self.no_tag_still_in = 0.05
-        self.no_tag_same_mean, self.no_tag_same_level, self.no_tag_same_share = 3.0, 12, 0.01
-        self._last_closeup: tuple | None = None  # (view, grey) of the last _decode_token_tag
-        self._last_centre: np.ndarray | None = None  # the last disc's centre, re-found from its edge
-        self._last_face, self._last_cost, self._last_best = 0.0, np.inf, -1
         self._full_count = 0
         self._last_tokens = Detections()
         self.learn_rim_colours = False  # on: more rims found where light dulls them, more false ones too
@@ -349,7 +332,6 @@ class TableDetector:
         self._tag_pos: dict[int, np.ndarray] = {}  # where each token tag was last read
         # State tokens share ids (every "activated" token is id 80): where each was read.
         self._state_tag_pos: list[tuple[int, np.ndarray]] = []
-        self._state_votes: list[list] = []  # [xy, summed cost per id, looks, last look]: see _decode_search
         # Discs named by likeness (_name_discs): [xy, candidate ids, summed Likeness,
         # looks, last look]. A token lies still: its looks are averaged, and after
         # ``name_looks`` of them it is not drawn again (~11 ms a look).
@@ -460,8 +442,9 @@ class TableDetector:
         self.pursue_round_offset_px = 1.5  # (the boundary's offset, where no base shows it)
         self.pursue_round_size_step_mm = 10.0  # (sizes a patch may be taken for: 25/32/40/50/60 mm)
         self._shape_kernels: dict = {}
-        self._not_token_key: tuple | None = None  # (_not_token_ids)
-        self._not_token: list[int] = []
+        # Token tags read up close, and what earlier looks read (vision.tag_reader).
+        self.tags = TagReader(camera, self.px_per_in, self.image_size, config.table.dictionary, self._token_kind,
+                              KIND_STATE, self._token_ids_key)
         self._ring_spectra: dict = {}  # ring kernels' spectra by image size (_correlate_many)
         # Outline kernels' spectra by image size (_filter_many), for full looks' blobs and
         # for follows' windows apart (a follow's angles are many, and would crowd them out).
@@ -563,7 +546,7 @@ class TableDetector:
         would misplace every colour by the bump."""
         kept = (self._bg_floor, self._bg_hands, self._bg_platforms, self._rims_floor, self._rims_platforms, self._gold)
         self.camera = camera
-        self._no_tag_seen = []  # (close-ups taken through the old pose)
+        self.tags.set_camera(camera)  # (close-ups taken through the old pose)
         self._build_views(resample_background=False)
         (self._bg_floor, self._bg_hands, self._bg_platforms, self._rims_floor, self._rims_platforms, self._gold) = kept
 
@@ -1298,14 +1281,15 @@ class TableDetector:
             n_rows = len(rows)
             tag = self._cached_tag(xy)
             tag_face = False  # a printed tag not read this look (half in a shadow)
+            face = 0.0  # how much the disc looks like a printed tag (TagRead.face)
             unread = False  # an objective's or treasure's tag, seen but not read
             if tag is None:
-                tag = self._decode_or_recall(frame, xy, d, no_tag)
-                if self._last_centre is not None:  # (read where the disc's edge says it lies)
-                    xy = self._last_centre
-                tag_face = tag is None and self._last_face >= self.tag_face_floor \
-                    and self._last_cost <= self.tag_face_cost
-                if tag_face and self._token_kind(self._last_best) != KIND_STATE:
+                got = self.tags.recall_or_read(frame, xy, d, self.tag_face_floor, self._full_count, no_tag)
+                tag, face = got.tag, got.face
+                if got.centre is not None:  # (read where the disc's edge says it lies)
+                    xy = got.centre
+                tag_face = got.tag_face(self.tag_face_floor, self.tag_face_cost)
+                if tag_face and self._token_kind(got.best) != KIND_STATE:
                     # An objective or treasure tag the cut-out missed: taken as a token of
                     # its disc's colour, its tag unknown (-1), never a base.
                     paper.append((np.asarray(xy, float), True))
@@ -1349,15 +1333,15 @@ class TableDetector:
                 # any coloured disc of its size is not one ("other tokens" never count).
                 add(xy, 0.0, KIND_OBJECTIVE, -1, score)
             if len(rows) == n_rows and tag is None and not tag_face and which != "state" \
-                    and self._last_face >= self.name_face_min and self._neutral_disc(lab, xy, d, self.name_disc_chroma):
+                    and face >= self.name_face_min and self._neutral_disc(lab, xy, d, self.name_disc_chroma):
                 maybe.append((np.asarray(xy, float), score, d))
         self._name_discs(frame, rows, maybe)
         # Keep cached reads of tokens still lying where they were read; votes of places
         # looked at in the last two looks.
         self._state_tag_pos = state_seen
         self._paper_discs = paper
-        self._no_tag_seen = no_tag
-        self._state_votes = [v for v in self._state_votes if v[3] >= self._full_count - 2 * max(1, self.tokens_every)][-64:]
+        self.tags.no_tag_seen = no_tag
+        self.tags.forget_votes(since=self._full_count - 2 * max(1, self.tokens_every))
         self._disc_ev = None  # (the look's maps: not kept past it)
         dets = Detections.from_rows(rows)
         self._add_sigma(dets)
@@ -1518,7 +1502,7 @@ class TableDetector:
 
     def _paper_rim(self, frame: np.ndarray, bases: Detections, keep: np.ndarray) -> np.ndarray:
         """Which bases are a paper token's edge: a round base of a token's size, of a
-        white-rimmed side, whose middle shows a printed tag's face (_decode_token_tag:
+        white-rimmed side, whose middle shows a printed tag's face (TagReader.read:
         a tag's border scores 100 or so, a miniature on a white-rimmed 25 mm base 26 or
         less). The token pass misses such a token where a hand's shadow falls round it
         (its disc is found against the empty table); its white paper ring is then read
@@ -1534,9 +1518,9 @@ class TableDetector:
             if any(np.hypot(*(xy - p)) < 0.05 for p in self._mini_seen):
                 seen.append(xy)
                 continue
-            tag = self._decode_token_tag(frame, xy, paper_d)
-            if (tag is not None and self._token_kind(tag) is not None) or (
-                    self._last_face >= self.tag_face_floor and self._last_cost <= self.tag_face_cost):
+            got = self.tags.read(frame, xy, paper_d, self.tag_face_floor, self._full_count)
+            if (got.tag is not None and self._token_kind(got.tag) is not None) or (
+                    got.face >= self.tag_face_floor and got.cost <= self.tag_face_cost):
                 out[j] = True
             else:
                 seen.append(xy)
@@ -1593,7 +1577,7 @@ class TableDetector:
             vote = [np.asarray(xy, float).copy(), ids, Likeness(np.zeros(len(ids)), 0.0), 0, self._full_count]
             self._name_votes.append(vote)
         if vote[3] < self.name_looks:
-            _, gray, S = self._closeup(frame, xy, diam)
+            _, gray, S = self.tags.closeup(frame, xy, diam)
             like = likeness(gray, S, diam, self.config.table.dictionary, ids)
             vote[2] = Likeness(vote[2].per_id + like.per_id, vote[2].blob + like.blob)
             vote[3] += 1
@@ -1625,31 +1609,6 @@ class TableDetector:
                 return tag
         return None
 
-    def _decode_or_recall(self, frame: np.ndarray, xy: np.ndarray, diam: float, no_tag: list[tuple]) -> int | None:
-        """_decode_token_tag, unless the last token look read nothing at all at this disc
-        (no code weighed, no tag's border: a miniature's base, a coin) and its close-up,
-        taken where it was then, has changed no more than the camera's noise since: then
-        nothing again (no tag read, no tag face, no vote), without the search. Such a
-        read leaves nothing behind but its face, kept with it. ``no_tag`` collects this
-        look's such discs."""
-        self._last_centre = None
-        for entry in self._no_tag_seen:
-            seen_xy, seen_d, view, grey, face = entry
-            if seen_d == diam and np.hypot(*(xy - seen_xy)) < self.no_tag_still_in:
-                now = cv2.cvtColor(view.sample(frame), cv2.COLOR_BGR2GRAY)
-                change = cv2.absdiff(now, grey)
-                if float(change.mean()) <= self.no_tag_same_mean and \
-                        np.count_nonzero(change > self.no_tag_same_level) <= self.no_tag_same_share * change.size:
-                    self._last_face, self._last_cost, self._last_best = face, np.inf, -1
-                    no_tag.append(entry)
-                    return None
-                break
-        tag = self._decode_token_tag(frame, xy, diam)
-        if tag is None and self._last_cost == np.inf and self._last_face < self.tag_face_floor \
-                and self._last_closeup is not None:
-            no_tag.append((np.asarray(xy, float), diam, *self._last_closeup, self._last_face))
-        return tag
-
     def _token_kind(self, tag_id: int) -> int | None:
         kind = self.config.token_kind_for_tag(tag_id)
         if kind is None and STATE_TAG_RANGE[0] <= tag_id <= STATE_TAG_RANGE[1]:
@@ -1658,110 +1617,9 @@ class TableDetector:
             kind = "objective" if 40 <= tag_id <= 59 else "treasure" if 60 <= tag_id <= 79 else None
         return None if kind is None else (KIND_OBJECTIVE if kind == "objective" else KIND_TREASURE)
 
-    def _decode_token_tag(self, frame: np.ndarray, xy: np.ndarray, diam: float) -> int | None:
-        """Read a tag printed to fill a token. Its corners nearly touch the disc's edge,
-        which defeats ArUco's own square finder; but the tag is centred on a disc we
-        have already found, so: take the dark square inside the disc, straighten it to
-        a 6x6 cell grid (border plus 4x4 bits) and look the bits up in the dictionary,
-        in all four rotations (``vision.tags.read_cut_out``)."""
-        self._last_centre = None
-        tag = self._read_closeup(frame, xy, diam)
-        if tag is not None or self._last_face >= self.tag_face_floor:
-            return tag
-        # Nothing like a tag read: the close-up may be off the disc's centre (the finder's
-        # centre leans away from the tag's print). Once more, centred on the disc's edge.
-        view, gray = self._last_closeup
-        c = disc_centre(gray, self.px_per_in * 4, diam)
-        if c is None:
-            return None
-        centre = view.to_world(np.array([c[0]]), np.array([c[1]]))[0]
-        if not (0.02 < np.hypot(*(centre - xy)) < 0.3 * diam):
-            return None
-        first = (self._last_closeup, self._last_face, self._last_cost, self._last_best)
-        tag = self._read_closeup(frame, centre, diam)
-        if tag is None and self._last_face < first[1]:
-            self._last_closeup, self._last_face, self._last_cost, self._last_best = first
-            return None
-        self._last_centre = centre
-        return tag
-
-    def _closeup(self, frame: np.ndarray, xy: np.ndarray, diam: float) -> tuple[PlaneView, np.ndarray, float]:
-        """A token's close-up: top-down at its top, centred on ``xy``, 1.2 diameters wide,
-        at 4x the floor view's scale. Returns (its view, the grey close-up, pixels an inch)."""
-        S = self.px_per_in * 4
-        half = 0.6 * diam
-        view = PlaneView.build(self.camera, TOKEN_THICKNESS_IN, (xy[0] - half, xy[1] - half, xy[0] + half, xy[1] + half),
-                               S, self.image_size)
-        return view, cv2.cvtColor(view.sample(frame), cv2.COLOR_BGR2GRAY), S
-
-    def _read_closeup(self, frame: np.ndarray, xy: np.ndarray, diam: float) -> int | None:
-        """_decode_token_tag's reading of the close-up centred on ``xy``."""
-        # How much the disc looks like a printed tag, read or not (see _decode_search).
-        self._last_face, self._last_cost, self._last_best = 0.0, np.inf, -1
-        view, gray, S = self._closeup(frame, xy, diam)
-        self._last_closeup = (view, gray)
-        worth, idx = read_cut_out(gray, S, diam, self.config.table.dictionary)
-        if not worth:
-            return None
-        if idx is not None and self._token_kind(idx) is not None:
-            self._last_face, self._last_cost = np.inf, 0.0
-            return idx
-        return self._decode_search(gray, S, diam, xy)
-
-    def _decode_search(self, gray: np.ndarray, S: float, diam: float, xy: np.ndarray | None = None) -> int | None:
-        """The tag read by search when its dark square cannot be cut out alone (a
-        shadow or a miniature touching it, a corner clipped by the disc's edge at 45
-        degrees): every turn (3 degree steps), size (the tag fills 50-80 % of the disc)
-        and small shift of a 6x6 cell grid about the disc's centre is sampled, and the
-        one whose border cells are darkest against the paper just outside them is
-        read softly against every code. A token lies still: a reading too close to
-        call in one look is summed with the looks before at the same place (``xy``)
-        until one code clearly wins. Objective and treasure ids are taken from here only
-        when one look reads them nearly perfectly (``token_search_cost``). The search
-        itself: ``vision.tags.search_costs``."""
-        # The best border's score says whether there is a tag at all, read or not: a
-        # printed tag scores 75-140, a miniature on its base 40 or less (_settle_discs).
-        self._last_face, per_id = search_costs(gray, S, diam, self.config.table.dictionary)
-        if per_id is None:
-            return None
-        # A disc carries a token's tag (objective, treasure or state ids), never a table
-        # marker's or a terrain piece's: only those are told apart.
-        per_id[self._not_token_ids(len(per_id))] = np.inf
-        self._last_cost, self._last_best = float(per_id.min()), int(np.argmin(per_id))
-        look_two = np.partition(per_id, 1)[:2]  # this look alone (objective, treasure: below)
-        n = 1
-        if xy is not None:  # sum with earlier looks at this place
-            for vote in self._state_votes:
-                if np.hypot(*(vote[0] - xy)) < 0.08:
-                    vote[1] += per_id
-                    vote[2] += 1
-                    vote[3] = self._full_count
-                    per_id, n = vote[1], vote[2]
-                    break
-            else:
-                self._state_votes.append([np.asarray(xy, float), per_id.copy(), 1, self._full_count])
-        best_two = np.partition(per_id, 1)[:2]
-        idx = int(np.argmin(per_id))
-        if best_two[0] / n > 3.5 or best_two[1] - best_two[0] < 2.0:
-            return None
-        if self._token_kind(idx) == KIND_STATE:
-            return idx
-        # An objective or treasure tag whose square the cut-out could not take alone
-        # (its border run into the disc's dark edge): read here only when it is clear
-        # in one look (a misread objective moves a control ruling), never by votes.
-        if self._last_face >= self.tag_face_floor and look_two[0] <= self.token_search_cost \
-                and look_two[1] - look_two[0] >= 2.0 and idx == self._last_best:
-            return idx
-        return None
-
-    def _not_token_ids(self, n: int) -> list[int]:
-        """The ids below ``n`` that are no token's (_token_kind None), kept while the
-        config's token tags stay the same: _decode_search asks for them at every disc."""
-        key = (n, tuple((kind, tuple(spec.tag_ids)) for kind, spec in self.config.tokens.items()))
-        if self._not_token_key != key:
-            self._not_token_key = key
-            self._not_token = [i for i in range(n) if self._token_kind(i) is None]
-        return self._not_token
+    def _token_ids_key(self) -> tuple:
+        """What the token ids depend on: the config's token kinds and their tag ids."""
+        return tuple((kind, tuple(spec.tag_ids)) for kind, spec in self.config.tokens.items())
 
     def _discs(self, lab: np.ndarray, usable: np.ndarray, diameter_in: float, n_max: int,
                not_here: np.ndarray | None = None):
