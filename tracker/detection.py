@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import cv2
 import numpy as np
+import shapely.geometry
 
 from .base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, fit_shapes, outline_kernel, outline_samples, shape_polygon
 from .calibrate import RIM_CONTRAST_MIN, rim_contrasts
@@ -196,6 +197,10 @@ class Detections:
 #: by height x (distance from the camera's nadir / camera height): 1 mm of felt, under
 #: 0.03 in; the most this allows, ~0.07 in at a 6 x 4 ft table's corner.
 FLAT_TERRAIN_IN = 0.1
+# A base stands on a platform with its middle over the platform's top, or it falls: a
+# rim fitted in a platform's view whose centre lies further than this beyond the top's
+# edge (three times a platform fit's error) is the edge, or the floor seen past it.
+PLATFORM_TOP_MARGIN_IN = 0.15
 
 
 # ----------------------------------------------------------------------------------
@@ -503,6 +508,7 @@ class TableDetector:
     def _rebuild_terrain_views(self) -> None:
         t = self.config.base_thickness_in
         self.platform_views = []
+        self._platform_tops = []  # per platform view: where a base's centre may lie on it
         mask = np.zeros(self.floor.shape, np.uint8)
         for piece in self.terrain:
             fp = np.asarray(piece.footprint, float)
@@ -532,6 +538,7 @@ class TableDetector:
                 inside = np.zeros(view.shape, np.uint8)
                 cv2.fillPoly(inside, [np.round(view.to_pixel(fp)).astype(np.int32)], 255)
                 self.platform_views.append((piece, view, inside > 0))
+                self._platform_tops.append(shapely.geometry.Polygon(fp).buffer(PLATFORM_TOP_MARGIN_IN))
         self._terrain_mask_floor = mask > 0
 
     def set_terrain(self, terrain: tuple[TerrainPiece, ...]) -> None:
@@ -3146,6 +3153,8 @@ class _Placement:
         W_in, D_in = det.config.table.play_area_in
         if not (0.0 <= xy[0] <= W_in and 0.0 <= xy[1] <= D_in):
             return False  # a fighter stands on the table: this is a hand's or the edge's outline
+        if c["view"] >= 0 and not det._platform_tops[c["view"]].contains(shapely.geometry.Point(*xy)):
+            return False  # (PLATFORM_TOP_MARGIN_IN: off the top it would fall)
         r_in = c["base_mm"] / MM_PER_IN / 2
         row = {"xyz": (xy[0], xy[1], z), "kind": KIND_BASE, "side": c["side"], "base_mm": c["base_mm"],
                "score": c["score"]}
