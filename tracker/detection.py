@@ -300,6 +300,9 @@ class TableDetector:
         self.inside_check_below, self.inside_bare_max, self.inside_gives_way_bare = 0.35, 0.2, 0.4
         # A kept base's rim explains another's edge points up to this far outside its edge.
         self.explained_margin_px = 1.5
+        # This look's poorly seen round rims kept as bases: world xyz -> their edge points
+        # (world inches), for _on_token_edges once the look's tokens are known.
+        self._weak_edges: dict[tuple, np.ndarray] = {}
         # A side fields the round bases its roster (``bases_mm``) lists; a whole look holds
         # what it found against them (_bases_from_candidates). Where a side is short of a
         # size, a rim of it seen this much of its least share (and whose own circle is
@@ -1471,6 +1474,8 @@ class TableDetector:
                     keep_base &= ~(d[i] < 0.5)
                 else:
                     keep_token[i] = False
+        if len(bases) and keep_token.any() and self._weak_edges:
+            keep_base &= ~self._on_token_edges(bases, tokens[keep_token])
         if frame is not None and len(bases):
             keep_base &= ~self._paper_rim(frame, bases, keep_base)
         for kind, name in ((KIND_OBJECTIVE, "objective"), (KIND_TREASURE, "treasure")):
@@ -1506,6 +1511,33 @@ class TableDetector:
                 # objective's face; a yellow one on a yellow rim like a gold treasure).
                 keep_base |= took.get(i, False)
         return bases[keep_base], tokens[keep_token]
+
+    def _on_token_edges(self, bases: Detections, tokens: Detections) -> np.ndarray:
+        """Which poorly seen round bases stand only on the edges of token discs: their
+        rim's edge points (``_weak_edges``) on a token's disc or its edge, taken away,
+        leave less of the circle than the base needed to be kept (_explained_away's rule,
+        with tokens for the bases: nothing lies under a token, and the arcs of two paper
+        discs side by side close a rim round bare mat)."""
+        out = np.zeros(len(bases), bool)
+        st = self.config.state_tokens
+        radius = np.array([(st.diameter_in if k == KIND_STATE and st is not None
+                            else self.config.tokens[KIND_NAMES[int(k)]].diameter_in
+                            if KIND_NAMES[int(k)] in self.config.tokens else 1.0) / 2 for k in tokens.kind])
+        margin = self.explained_margin_px / self.px_per_in
+        for j in range(len(bases)):
+            pts = self._weak_edges.get(tuple(bases.xyz[j]))
+            if pts is None or not len(pts):
+                continue
+            level = np.abs(tokens.xyz[:, 2] - bases.xyz[j, 2]) < 0.5
+            if not level.any():
+                continue
+            d = np.hypot(pts[:, None, 0] - tokens.xyz[None, level, 0], pts[:, None, 1] - tokens.xyz[None, level, 1])
+            on = (d <= radius[None, level] + margin).any(axis=1)
+            least = float(self._min_score(bases.base_mm[j]))
+            if bases.score[j] < least:  # (kept as one its side's roster is short of: _nearly_seen)
+                least *= self.roster_relax
+            out[j] = bool(on.any() and bases.score[j] * (1.0 - on.mean()) < least)
+        return out
 
     def _paper_rim(self, frame: np.ndarray, bases: Detections, keep: np.ndarray) -> np.ndarray:
         """Which bases are a paper token's edge: a round base of a token's size, of a
@@ -2968,6 +3000,7 @@ class TableDetector:
         held against the ones its roster lists (_roster_swap, _roster_short)."""
         ranks = self._exclusive_ranks(fits, self._ranks(fits))
         fits = [fits[k] for k in np.argsort(-ranks, kind="stable")]
+        self._weak_edges = {}
         dropped: set[int] = set()
         placed = self._placed(fits, dropped)
         while roster and self.roster_swap_share <= 1.0 and len(dropped) < 4:
@@ -3185,6 +3218,9 @@ class _Placement:
         self.kept.append((xy, r_in, poly))
         if not code:
             self.kept_rims.append((c["view"], c["col"], c["row"], c["radius_px"]))
+            if "edges" in c and len(c["edges"]):
+                e = np.asarray(c["edges"], float).reshape(-1, 2)
+                det._weak_edges[tuple(float(v) for v in row["xyz"])] = view.to_world(e[:, 0], e[:, 1])
         self.rows.append(row)
         self.kept_index.append(k)
         return True
