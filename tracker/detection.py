@@ -303,6 +303,7 @@ class TableDetector:
         # This look's poorly seen round rims kept as bases: world xyz -> their edge points
         # (world inches), for _on_token_edges once the look's tokens are known.
         self._weak_edges: dict[tuple, np.ndarray] = {}
+        self.token_edges_explain = True
         # A side fields the round bases its roster (``bases_mm``) lists; a whole look holds
         # what it found against them (_bases_from_candidates). Where a side is short of a
         # size, a rim of it seen this much of its least share (and whose own circle is
@@ -1474,7 +1475,7 @@ class TableDetector:
                     keep_base &= ~(d[i] < 0.5)
                 else:
                     keep_token[i] = False
-        if len(bases) and keep_token.any() and self._weak_edges:
+        if self.token_edges_explain and len(bases) and keep_token.any() and self._weak_edges:
             keep_base &= ~self._on_token_edges(bases, tokens[keep_token])
         if frame is not None and len(bases):
             keep_base &= ~self._paper_rim(frame, bases, keep_base)
