@@ -752,11 +752,22 @@ class TableDetector:
                 k = 2 * int(round(PURSUE_HAND_MARGIN_IN * self.px_per_in)) + 1
                 near_hand = cv2.dilate(hand.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0
             pursued = self._pursued_stands(lab, usable & ~near_hand, evs, bases, whole_look, platform_labs, near_hand)
-            gone = [(c["view"], c["side"], xy) for c in pursued for xy in c.pop("replaces", ())]
-            if gone:  # (round bases an outline's pursuit explained better: _pursued_stands)
+            over = [(c, c.pop("replaces")) for c in pursued if "replaces" in c]
+            if over:
+                # Round bases an outline's pursuit explained better (_pursued_stands) go,
+                # and with them any other round rim of that side inside the outline seen
+                # under half its circle: the outline explains its patch, and a circle
+                # along its rim would take the place again (a 50 mm arc on a 75 x 42 mm
+                # oval's end, once the 32 mm one there was gone).
+                S = self.px_per_in
                 fits = [f for f in fits if f.get("shape", 0) or not any(
-                    v == f["view"] and si == f["side"] and np.hypot(f["col"] - x, f["row"] - y) < 2.0
-                    for v, si, (x, y) in gone)]
+                    c["view"] == f["view"] and c["side"] == f["side"] and (
+                        any(np.hypot(f["col"] - x, f["row"] - y) < 2.0 for x, y in xys)
+                        or (f["score"] < self.suspect_round_coverage
+                            and depth_inside(f["col"], f["row"], SHAPE_NAMES[c["shape"]], c["size_mm"][0] / MM_PER_IN * S,
+                                             c["size_mm"][1] / MM_PER_IN * S, c["col"], c["row"],
+                                             math.degrees(c["theta"])) > 0))
+                    for c, xys in over)]
             if self.sides_by_colour:
                 self._sides_by_colour(pursued, evs)
             if pursued:
