@@ -40,11 +40,13 @@ MAX_EDGE_RMS_PX = 0.5
 # its four sides (and the mat's): fewer than four edges leave the boards' calibration.
 MIN_EDGES = 4
 BORDER_MARGIN_PX = 4.0     # an edge is looked for at least this far (and its profile's reach) inside the picture
-# Edges already this straight (median RMS) through the board calibration say the boards
-# know the lens: big boards, a narrow lens (our bundled clips: 0.09-0.11 px; the shared
-# renderer's 6 ft Epic tables: 0.29-0.53 px). Refining then only trades the boards'
-# corners for the table markers' coarser ones.
-STRAIGHT_ENOUGH_PX = 0.2
+# A group of collinear LSD segments may hold more than one physical line: a table
+# marker's paper edge or a terrain piece's shadow continuing the mat's edge a pixel or
+# two aside. The points of the group off the smooth curve most of them follow are
+# another line, and are left out (``_one_line``).
+TRIM_BAND_PX = 0.4
+TRIM_SIGMAS = 3.0
+TRIM_MIN_PX = 0.3
 _UNDISTORT = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 50, 1e-12)
 
 
@@ -161,8 +163,53 @@ def find_straight_edges(gray: np.ndarray, intr: Intrinsics) -> list[np.ndarray]:
         keep &= (q[:, 0] >= margin) & (q[:, 0] <= w - 1 - margin) & (q[:, 1] >= margin) & (q[:, 1] <= h - 1 - margin)
         pts = q[keep] + t[keep, None] * nq[keep]
         if len(pts) >= 20:
+            pts = pts[_one_line(pts, K, dist)]
+        if len(pts) >= 20:
             edges.append(pts)
     return edges
+
+
+def _one_line(pts: np.ndarray, K: np.ndarray, dist: np.ndarray, tries: int = 200) -> np.ndarray:
+    """Mask of an edge's points that lie on one smooth line. Undistorted with the lens as
+    known so far, the points are held against a quadratic across the edge (room for the
+    lens's residual bend): the one most points lie within TRIM_BAND_PX of, of ``tries``
+    drawn through three points each (a least-squares curve would bend toward the other
+    line and keep it), then fitted to those points and trimmed at TRIM_SIGMAS robust
+    sigmas (at least TRIM_MIN_PX). A marker's paper edge carrying the mat's edge on
+    1.5 px aside is such another line: kept, it bent the lens by a pixel.
+
+    >>> K = np.array([[500., 0, 320], [0, 500, 240], [0, 0, 1]])
+    >>> pts = np.c_[np.arange(100.0, 400, 3), 200 + np.random.default_rng(1).normal(0, 0.15, 100)]
+    >>> pts[:15, 1] += 2.0  # another line's points, 2 px aside
+    >>> keep = _one_line(pts, K, np.zeros(5))
+    >>> int(keep[:15].sum()), bool(keep[15:].mean() > 0.95)  # the other line out, the edge kept
+    (0, True)
+    """
+    u = undistort_px(pts, K, dist)
+    m = u.mean(axis=0)
+    _, _, vt = np.linalg.svd(u - m, full_matrices=False)
+    along, across = (u - m) @ vt[0], (u - m) @ vt[1]
+    x = along / max(float(np.abs(along).max()), 1.0)
+    V = np.c_[x * x, x, np.ones_like(x)]
+    rng = np.random.default_rng(0)  # the same points give the same edge
+    best, keep = -1, np.ones(len(x), bool)
+    for _ in range(tries):
+        i = rng.choice(len(x), 3, replace=False)
+        try:
+            c = np.linalg.solve(V[i], across[i])
+        except np.linalg.LinAlgError:
+            continue
+        near = np.abs(V @ c - across) <= TRIM_BAND_PX
+        if near.sum() > best:
+            best, keep = int(near.sum()), near
+    for _ in range(3):
+        r = across - V @ np.linalg.lstsq(V[keep], across[keep], rcond=None)[0]
+        sigma = 1.4826 * float(np.median(np.abs(r[keep])))
+        now = np.abs(r) <= max(TRIM_SIGMAS * sigma, TRIM_MIN_PX)
+        if (now == keep).all():
+            break
+        keep = now
+    return keep
 
 
 @dataclass

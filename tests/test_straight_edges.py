@@ -144,19 +144,31 @@ def test_a_photo_without_edges_or_markers_keeps_the_board_calibration(tmp_path, 
     assert _straightened(Boards(), bent, config) is Boards.intrinsics  # bent edges, but no table markers
 
 
-def test_edges_the_boards_already_straighten_leave_them_alone(tmp_path, epic_720p_table):
-    """Big boards under a narrow lens (our bundled clips: edges straight to 0.1 px through
-    the boards' lens) gain nothing from the table's coarser markers."""
-    from tracker.calibrate import _straightened
-    from tracker.config import GameConfig
+def test_another_line_a_pixel_aside_is_left_out_of_an_edge(monkeypatch):
+    """A table marker's paper (or a shadow) continuing the frame's edge 2 px aside: LSD
+    takes both for one line, but only the points of the longer run are the edge. Kept,
+    the other run's points bend the edge by half a pixel through the true lens."""
+    import calibration.straight_edges as se
 
-    class Boards:
-        intrinsics = Intrinsics(K, DIST, SIZE, 0.1)
-        views_used, points, extrinsics = [], {}, {}
+    w, h = SIZE
+    flat = np.full((h, w), 200, np.uint8)
+    flat[40:440, 40:60] = flat[40:440, 580:600] = 40
+    flat[40:60, 40:600] = flat[420:440, 40:600] = 40
+    flat[446:476, 42:60] = 40  # the paper's edge: on the frame's outer edge's line, 2 px in
+    flat = cv2.GaussianBlur(flat, (0, 0), 0.8)
+    true = Intrinsics(K, DIST, SIZE, 0.1)
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
+    und = undistort_px(np.c_[xs.ravel(), ys.ravel()], K, DIST)
+    img = cv2.remap(flat, und[:, 0].reshape(h, w).astype(np.float32), und[:, 1].reshape(h, w).astype(np.float32),
+                    cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
-    photo = tmp_path / "table.png"
-    cv2.imwrite(str(photo), _distorted_picture())
-    assert _straightened(Boards(), photo, GameConfig.load(epic_720p_table[0])) is Boards.intrinsics
+    def worst(edges):
+        return max(_straightness([e], true) for e in edges)
+
+    edges = find_straight_edges(img, true)
+    assert len(edges) >= 6 and worst(edges) < 0.1, worst(edges)
+    monkeypatch.setattr(se, "_one_line", lambda pts, K, dist: np.ones(len(pts), bool))
+    assert worst(find_straight_edges(img, true)) > 0.2  # both runs as one edge
 
 
 def test_the_pictures_own_border_is_not_an_edge():
