@@ -36,6 +36,11 @@ EDGE_SCALE_PX = 0.5        # the robust loss's scale: residuals beyond it count 
 # An edge straight in the world and measured cleanly is straight to 0.2-0.4 px RMS through
 # the true lens (rendered tables); ragged mat edges measure 0.6-1.7 px and would bend the lens.
 MAX_EDGE_RMS_PX = 0.5
+# The joint fit weighs each view's residuals by VIEW_SIGMA_PX over the view's own RMS
+# error (within MIN_VIEW_SIGMA_PX and VIEW_SIGMA_PX): px of a well-measured view count for
+# more; a view the fit bends (edges that are not straight pulling the lens) never for less.
+VIEW_SIGMA_PX = 0.2
+MIN_VIEW_SIGMA_PX = 0.05
 # Nine lens parameters from two edges (perhaps parallel) are weakly held; a table shows
 # its four sides (and the mat's): fewer than four edges leave the boards' calibration.
 MIN_EDGES = 4
@@ -267,12 +272,18 @@ def refine_with_straight_edges(intr: Intrinsics, views: list[tuple[np.ndarray, n
         return K, x[4:ni], x[ni:].reshape(-1, 6)
 
     nv = sum(2 * len(i) for _, i in views)
+    weight = np.ones(len(views))  # each view's residuals x VIEW_SIGMA_PX / its own noise
+
+    def view_rms(x) -> np.ndarray:
+        K, dist, P = unpack(x)
+        return np.array([np.sqrt(np.mean((cv2.projectPoints(o, p[:3], p[3:], K, dist)[0].reshape(-1, 2) - i) ** 2))
+                         for (o, i), p in zip(views, P)])
 
     def fit(use: list[np.ndarray], x_start: np.ndarray):
         def residuals(x):
             K, dist, P = unpack(x)
-            out = [(cv2.projectPoints(o, p[:3], p[3:], K, dist)[0].reshape(-1, 2) - i).ravel()
-                   for (o, i), p in zip(views, P)]
+            out = [w * (cv2.projectPoints(o, p[:3], p[3:], K, dist)[0].reshape(-1, 2) - i).ravel()
+                   for (o, i), p, w in zip(views, P, weight)]
             out += [_plumb(e, K, dist) for e in use]
             return np.concatenate(out)
 
@@ -285,8 +296,8 @@ def refine_with_straight_edges(intr: Intrinsics, views: list[tuple[np.ndarray, n
             for k, ((o, _), p) in enumerate(zip(views, P)):
                 _, d = cv2.projectPoints(o, p[:3], p[3:], K, dist)
                 n = 2 * len(o)
-                J[r0:r0 + n, ni + 6 * k:ni + 6 * k + 6] = d[:, :6]
-                J[r0:r0 + n, :ni] = d[:, 6:6 + ni]
+                J[r0:r0 + n, ni + 6 * k:ni + 6 * k + 6] = weight[k] * d[:, :6]
+                J[r0:r0 + n, :ni] = weight[k] * d[:, 6:6 + ni]
                 r0 += n
             base = np.concatenate([_plumb(e, K, dist) for e in use])
             for j in range(ni):
@@ -305,6 +316,14 @@ def refine_with_straight_edges(intr: Intrinsics, views: list[tuple[np.ndarray, n
     if len(use) < MIN_EDGES:
         return None
     sol = fit(use, x0)
+    for _ in range(2):
+        # Each view counts by how finely its points are measured, read off its own
+        # residuals at the joint fit (where the lens no longer bends them): a board's
+        # printed corners to 0.1 px, the table markers' tag corners to 0.3-0.5 px. Counted
+        # alike, the markers pulled a lens that big boards knew (the bundled Epic clip's
+        # floor 0.003 -> 0.005 in), and the board views of a weak calibration swamped them.
+        weight[:] = VIEW_SIGMA_PX / np.clip(view_rms(sol.x), MIN_VIEW_SIGMA_PX, VIEW_SIGMA_PX)
+        sol = fit(use, sol.x)
     for _ in range(3):
         K, dist, _ = unpack(sol.x)
         rms = np.array([_edge_rms(e, K, dist) for e in use])
@@ -318,7 +337,9 @@ def refine_with_straight_edges(intr: Intrinsics, views: list[tuple[np.ndarray, n
     else:
         return None
     K, dist, _ = unpack(sol.x)
-    view_rms = float(np.sqrt(np.mean(sol.fun[:nv] ** 2))) if nv else intr.rms_px
+    per_view = view_rms(sol.x)
+    views_rms = float(np.sqrt(np.sum(per_view ** 2 * [len(i) for _, i in views]) / sum(len(i) for _, i in views))) \
+        if views else intr.rms_px
     # covariance of the intrinsics from the joint fit (Gauss-Newton, residual variance)
     J = np.asarray(sol.jac)
     s2 = float(np.sum(sol.fun ** 2) / max(len(sol.fun) - len(sol.x), 1))
@@ -334,5 +355,5 @@ def refine_with_straight_edges(intr: Intrinsics, views: list[tuple[np.ndarray, n
                 k[a] = intr.std[a] / std[a]
         cov = cov * np.outer(k, k)
         std = std * k
-    return EdgeFit(Intrinsics(K, dist, intr.image_size, view_rms, std, cov), use,
-                   [_edge_rms(e, K, dist) for e in use], view_rms)
+    return EdgeFit(Intrinsics(K, dist, intr.image_size, views_rms, std, cov), use,
+                   [_edge_rms(e, K, dist) for e in use], views_rms)

@@ -188,3 +188,41 @@ def test_the_pictures_own_border_is_not_an_edge():
     # The frame of _distorted_picture is still found, well inside the picture.
     edges = find_straight_edges(_distorted_picture(), Intrinsics(K, DIST, SIZE, 0.1))
     assert len(edges) >= 4
+
+
+def test_each_view_counts_by_how_finely_it_is_measured(tmp_path, monkeypatch):
+    """The bundled Epic clip: big boards whose printed corners fit to 0.1 px under a
+    narrow lens, and the table markers' tag corners to some 0.3 px. Each view's pixels
+    weighed by its own error, the floor comes out where the boards put it; every pixel
+    counted alike, the markers' coarser corners pull the lens (0.005 in against 0.003 in
+    off the true camera when written)."""
+    from pathlib import Path
+
+    import calibration.straight_edges as se
+    from calibration.markers import detect_markers
+    from calibration.table import estimate_table_pose
+    from tracker.calibrate import empty_table_photo, intrinsics_for_folder
+    from tracker.config import GameConfig
+
+    folder = Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo"
+    config = GameConfig.load(folder / "game.yaml")
+    cam = json.loads((folder / "truth.json").read_text())["camera"]
+    w, d = config.table.play_area_in
+    xs, ys = np.meshgrid(np.linspace(0, w, 12), np.linspace(0, d, 8))
+    world = np.c_[xs.ravel(), ys.ravel(), np.zeros(xs.size)]
+    seen, _ = cv2.projectPoints(world, np.array(cam["rvec"]), np.array(cam["tvec"]), np.array(cam["K"]),
+                                np.array(cam["dist"]))
+    table = cv2.imread(str(empty_table_photo(folder)))
+    markers = detect_markers(table, config.table.dictionary, downscale=1.0)
+
+    def floor_rms(cache: str) -> float:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / cache))
+        intr = intrinsics_for_folder(folder, config)
+        model = CameraModel(intr, estimate_table_pose(table, intr, config.table, detections=markers))
+        err = np.linalg.norm(model.unproject(seen.reshape(-1, 2), 0.0) - world[:, :2], axis=1)
+        return float(np.sqrt(np.mean(err ** 2)))
+
+    weighed = floor_rms("weighed")
+    monkeypatch.setattr(se, "MIN_VIEW_SIGMA_PX", se.VIEW_SIGMA_PX)  # every view's pixels alike
+    alike = floor_rms("alike")
+    assert weighed < 0.004 and alike > weighed + 0.001, (weighed, alike)
