@@ -1540,7 +1540,12 @@ class TableDetector:
             pts = self._weak_edges.get(tuple(bases.xyz[j]))
             if pts is None or not len(pts):
                 continue
-            level = np.abs(tokens.xyz[:, 2] - bases.xyz[j, 2]) < 0.5
+            # Tokens beside the rim, not on its middle: a disc nearly concentric with a
+            # base is that base's own top or a token read on it, which the rest of
+            # _settle_discs decides (a purple 25 mm base under a disc read as an objective).
+            level = (np.abs(tokens.xyz[:, 2] - bases.xyz[j, 2]) < 0.5) & (
+                np.hypot(tokens.xyz[:, 0] - bases.xyz[j, 0], tokens.xyz[:, 1] - bases.xyz[j, 1])
+                >= bases.base_mm[j] / MM_PER_IN / 2)
             if not level.any():
                 continue
             d = np.hypot(pts[:, None, 0] - tokens.xyz[None, level, 0], pts[:, None, 1] - tokens.xyz[None, level, 1])
