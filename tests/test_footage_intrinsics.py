@@ -66,6 +66,7 @@ def test_edges_the_lens_already_leaves_straight_still_refine_it(straight_yet_off
     from calibration.camera import CameraModel
     from calibration.markers import detect_markers
     from calibration.table import estimate_table_pose
+    from evalsets import true_floor_grid
     from tracker.calibrate import empty_table_photo, intrinsics_for_folder
     from tracker.config import GameConfig
 
@@ -74,14 +75,9 @@ def test_edges_the_lens_already_leaves_straight_still_refine_it(straight_yet_off
         monkeypatch.setenv(k, v)
     config = GameConfig.load(folder)
     intr = intrinsics_for_folder(folder, config)
-    cam = json.loads((folder / "truth.json").read_text())["camera"]
-    w, d = config.table.play_area_in
-    xs, ys = np.meshgrid(np.linspace(0, w, 12), np.linspace(0, d, 8))
-    world = np.c_[xs.ravel(), ys.ravel(), np.zeros(xs.size)]
-    seen, _ = cv2.projectPoints(world, np.array(cam["rvec"]), np.array(cam["tvec"]), np.array(cam["K"]),
-                                np.array(cam["dist"]))
+    world, seen = true_floor_grid(folder, config.table.play_area_in)
     table = cv2.imread(str(empty_table_photo(folder)))
     pose = estimate_table_pose(table, intr, config.table, detections=detect_markers(table, config.table.dictionary,
                                                                                      downscale=1.0))
-    err = np.linalg.norm(CameraModel(intr, pose).unproject(seen.reshape(-1, 2), 0.0) - world[:, :2], axis=1)
+    err = np.linalg.norm(CameraModel(intr, pose).unproject(seen, 0.0) - world[:, :2], axis=1)
     assert float(np.sqrt(np.mean(err ** 2))) < 0.05, float(np.sqrt(np.mean(err ** 2)))
