@@ -45,16 +45,16 @@ def judged_bases(pipe, frame, truth_frame: dict):
     return bases, vis, match([(f["x"], f["y"]) for f in vis], bases.xyz[:, :2])
 
 
-def true_floor_grid(folder: Path, play_area_in: tuple[float, float], nx: int = 12, ny: int = 8):
-    """A rendered set's floor as its true camera sees it: an ``nx`` x ``ny`` grid of world
-    points over the play area (z = 0) and their pixels through ``truth.json``'s camera.
-    Returns (world (n, 3), pixels (n, 2))."""
-    import cv2
 
-    cam = json.loads((folder / "truth.json").read_text())["camera"]
-    w, d = play_area_in
-    xs, ys = np.meshgrid(np.linspace(0, w, nx), np.linspace(0, d, ny))
-    world = np.c_[xs.ravel(), ys.ravel(), np.zeros(xs.size)]
-    seen, _ = cv2.projectPoints(world, np.array(cam["rvec"]), np.array(cam["tvec"]), np.array(cam["K"]),
-                                np.array(cam["dist"]))
-    return world, seen.reshape(-1, 2)
+def camera_floor_rms(model, truth: dict) -> float:
+    """How far (RMS, in) a camera model puts the floor, seen where the rendered set's true
+    camera (``truth``) sees it: the held-out benchmark's own measure
+    (``benchmarks.heldout_run.camera_floor_errors``)."""
+    import sys
+
+    repo = str(Path(__file__).resolve().parents[1])
+    if repo not in sys.path:
+        sys.path.insert(0, repo)  # benchmarks/ is not installed
+    from benchmarks.heldout_run import camera_floor_errors, camera_of
+
+    return float(np.sqrt(np.mean(np.square(camera_floor_errors(camera_of(model), truth)))))

@@ -97,7 +97,7 @@ def test_epic_720p_table_floor_within_five_hundredths(epic_720p_table):
     from calibration.intrinsics import calibrate_camera
     from calibration.markers import detect_markers
     from calibration.table import estimate_table_pose
-    from evalsets import true_floor_grid
+    from evalsets import camera_floor_rms
     from tracker.calibrate import FOOTAGE_MAX_FOCAL_SIGMA, _straightened, empty_table_photo
     from tracker.config import GameConfig
 
@@ -108,14 +108,12 @@ def test_epic_720p_table_floor_within_five_hundredths(epic_720p_table):
     boards = calibrate_camera(views, board_from_config(config.calibration_board), progress=False,
                               max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA)
     truth = json.loads((folder / "truth.json").read_text())
-    world, seen = true_floor_grid(folder, truth["table"]["play_area_in"])
     table = cv2.imread(str(photo))
     markers = detect_markers(table, config.table.dictionary, downscale=1.0)
 
     def floor_rms(intr):
-        model = CameraModel(intr, estimate_table_pose(table, intr, config.table, detections=markers))
-        err = np.linalg.norm(model.unproject(seen, 0.0) - world[:, :2], axis=1)
-        return float(np.sqrt(np.mean(err ** 2)))
+        return camera_floor_rms(CameraModel(intr, estimate_table_pose(table, intr, config.table, detections=markers)),
+                                truth)
 
     before, after = floor_rms(boards.intrinsics), floor_rms(_straightened(boards, photo, config))
     assert before > 0.08, before  # what the boards alone leave
@@ -196,23 +194,22 @@ def test_each_view_counts_by_how_finely_it_is_measured(tmp_path, monkeypatch):
 
     import calibration.straight_edges as se
     from calibration.markers import detect_markers
-    from evalsets import true_floor_grid
+    from evalsets import camera_floor_rms
     from calibration.table import estimate_table_pose
     from tracker.calibrate import empty_table_photo, intrinsics_for_folder
     from tracker.config import GameConfig
 
     folder = Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo"
     config = GameConfig.load(folder / "game.yaml")
-    world, seen = true_floor_grid(folder, config.table.play_area_in)
+    truth = json.loads((folder / "truth.json").read_text())
     table = cv2.imread(str(empty_table_photo(folder)))
     markers = detect_markers(table, config.table.dictionary, downscale=1.0)
 
     def floor_rms(cache: str) -> float:
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / cache))
         intr = intrinsics_for_folder(folder, config)
-        model = CameraModel(intr, estimate_table_pose(table, intr, config.table, detections=markers))
-        err = np.linalg.norm(model.unproject(seen, 0.0) - world[:, :2], axis=1)
-        return float(np.sqrt(np.mean(err ** 2)))
+        return camera_floor_rms(CameraModel(intr, estimate_table_pose(table, intr, config.table, detections=markers)),
+                                truth)
 
     weighed = floor_rms("weighed")
     monkeypatch.setattr(se, "MIN_VIEW_SIGMA_PX", se.VIEW_SIGMA_PX)  # every view's pixels alike
