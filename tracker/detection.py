@@ -1532,9 +1532,10 @@ class TableDetector:
         discs side by side close a rim round bare mat)."""
         out = np.zeros(len(bases), bool)
         st = self.config.state_tokens
-        radius = np.array([(st.diameter_in if k == KIND_STATE and st is not None
-                            else self.config.tokens[KIND_NAMES[int(k)]].diameter_in
-                            if KIND_NAMES[int(k)] in self.config.tokens else 1.0) / 2 for k in tokens.kind])
+        diameter = {k: spec.diameter_in for k, spec in ((KIND_OBJECTIVE, self.config.tokens.get("objective")),
+                                                        (KIND_TREASURE, self.config.tokens.get("treasure")),
+                                                        (KIND_STATE, st)) if spec is not None}
+        radius = np.array([diameter.get(int(k), 1.0) / 2 for k in tokens.kind])
         margin = self.explained_margin_px / self.px_per_in
         for j in range(len(bases)):
             pts = self._weak_edges.get(tuple(bases.xyz[j]))
@@ -1575,8 +1576,7 @@ class TableDetector:
                 seen.append(xy)
                 continue
             got = self.tags.read(frame, xy, paper_d, self.tag_face_floor, self._full_count)
-            if (got.tag is not None and self._token_kind(got.tag) is not None) or (
-                    got.face >= self.tag_face_floor and got.cost <= self.tag_face_cost):
+            if got.tag is not None or got.tag_face(self.tag_face_floor, self.tag_face_cost):  # (read: a token's id)
                 out[j] = True
             else:
                 seen.append(xy)

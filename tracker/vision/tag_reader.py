@@ -32,7 +32,7 @@ TOKEN_THICKNESS_IN = 2.0 / MM_PER_IN  # a token's top above the surface it lies 
 
 @dataclass(frozen=True)
 class TagRead:
-    """One look at a disc's print. ``tag``: the token tag read, or None. ``face``: the
+    """One look at a disc's print. ``tag``: the tag read (always a token's id), or None. ``face``: the
     best tag border's score (a printed tag 75-140, a miniature on its base 40 or less;
     inf where the cut-out read a token's code). ``cost``: cells wrong of the nearest
     code this look (inf: no code weighed), ``best`` its id (-1: none). ``centre``: where
