@@ -1,0 +1,54 @@
+"""The learned base refiner: where a round base's centre lies, and its size, read by a
+small network from a crop of the table round a guess (``vision.base_crops``).
+
+Hand-made rim fits place a base seen whole to a few hundredths of an inch; a base of
+which only a crescent of rim shows, or none (its miniature over the rest), they place
+by the patch it makes against the empty table, pulled toward its miniature: 0.27 in RMS
+at 720p on the tuning tables. The network was trained on crops of the tuning split's
+true bases (``scripts/train_base_refiner.py``), turned so the camera lies straight up.
+
+In: the camera, the frame, the empty table, guesses (x, y, height of the base's top),
+each guess's side's rim colour. Out: per guess the world (x, y) the network reads and
+the probability of each size in ``SIZES_MM``. Runs on OpenCV's DNN module (no torch).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .base_crops import base_crop, crop_axes
+
+MODEL_PATH = Path(__file__).resolve().parent / "models" / "base_refiner.onnx"
+SIZES_MM = (25.0, 32.0, 40.0, 50.0, 60.0)
+
+
+class BaseRefiner:
+    """``refine(camera, frame, empty, xyz_top, nadir, rim_bgr)`` -> (xy, size probabilities)."""
+
+    def __init__(self, path: Path = MODEL_PATH) -> None:
+        self.net = cv2.dnn.readNetFromONNX(str(path))
+
+    @classmethod
+    def load(cls) -> "BaseRefiner | None":
+        """The shipped model, or None where it is not there."""
+        return cls() if MODEL_PATH.exists() else None
+
+    def refine(self, camera: Any, frame: np.ndarray, empty: np.ndarray, xyz_top: np.ndarray, nadir: np.ndarray,
+               rim_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        xyz_top = np.asarray(xyz_top, float).reshape(-1, 3)
+        if not len(xyz_top):
+            return np.zeros((0, 2)), np.zeros((0, len(SIZES_MM)))
+        rim_bgr = np.asarray(rim_bgr, np.float32).reshape(len(xyz_top), 3)
+        crops = np.stack([base_crop(camera, frame, empty, p[:2], p[2], nadir, c) for p, c in zip(xyz_top, rim_bgr)])
+        self.net.setInput(np.ascontiguousarray(crops.transpose(0, 3, 1, 2)))
+        off, logits = self.net.forward(["offset", "size_logits"])
+        xy = np.empty((len(xyz_top), 2))
+        for i, p in enumerate(xyz_top):
+            across, away = crop_axes(p[:2], nadir)
+            xy[i] = p[:2] + off[i, 0] * across + off[i, 1] * away
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return xy, e / e.sum(axis=1, keepdims=True)
