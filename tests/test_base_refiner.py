@@ -52,8 +52,18 @@ def _guesses_back(folder):
     return before, after, right, len(bases)
 
 
-def test_the_model_is_shipped():
+def test_the_model_is_shipped_and_travels_pickled():
     assert MODEL_PATH.exists() and MODEL_PATH.stat().st_size < 2_000_000
+    # (The live pipeline's look worker gets the detector pickled, its refiner with it.)
+    import pickle
+
+    crops = np.random.default_rng(0).random((2, 9, CROP_PX, CROP_PX), np.float32)
+    a, b = BaseRefiner(), pickle.loads(pickle.dumps(BaseRefiner()))
+    out = []
+    for r in (a, b):
+        r.net.setInput(crops)
+        out.append(r.net.forward(["offset", "size_logits"]))
+    assert all(np.array_equal(x, y) for x, y in zip(out[0], out[1]))
 
 
 def test_guesses_off_a_public_tables_bases_come_back_near_them():

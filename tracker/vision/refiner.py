@@ -30,7 +30,16 @@ class BaseRefiner:
     """``refine(camera, frame, empty, xyz_top, nadir, rim_bgr)`` -> (xy, size probabilities)."""
 
     def __init__(self, path: Path = MODEL_PATH) -> None:
-        self.net = cv2.dnn.readNetFromONNX(str(path))
+        self.path = Path(path)
+        self.net = cv2.dnn.readNetFromONNX(str(self.path))
+
+    # A detector travels to the live pipeline's look worker pickled; an OpenCV network does
+    # not pickle, so the refiner travels as its model's path and reads it again there.
+    def __getstate__(self) -> dict:
+        return {"path": str(self.path)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(Path(state["path"]))
 
     @classmethod
     def load(cls) -> "BaseRefiner | None":
