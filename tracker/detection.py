@@ -35,12 +35,14 @@ from .calibrate import RIM_CONTRAST_MIN, rim_contrasts
 from .config import GameConfig
 from .world import MM_PER_IN, PATCH_SIGMA_IN, Doubt, TerrainPiece
 from .vision.bare import BARE_SHARE, change_evidence, changed_share
+from .vision.base_crops import camera_nadir
 from .vision.colour import TableLight, paper_white
 from .vision.colour import detector_lab as _lab
 from .vision.hands import hand_skin
 from .vision.filters import (_blob_boxes, _correlate_many, _filter_many, _local_maxima, _nearest_peak_key,
                              _subpixel_peaks, ring_kernel)
 from .vision.pursuit import along_outline, read_at, rim_offsets, rim_shares, roster_short, side_of_patch
+from .vision.refiner import SIZES_MM, BaseRefiner
 from .vision.remap import remap_rows
 from .vision.rim_evidence import RimColours, _mix_evidence, _neutral_lift, rim_evidence  # noqa: F401 (re-exported)
 from .vision.rim_fit import (_circle_at_radius, _fit_rims, _fit_rims_at, _inside_rims, _rim_edge_points,
@@ -50,8 +52,6 @@ from .vision.stands import (Outline, boundary, boundary_offset, covered, foregro
                              outline_on_boundary, pursue, response_at, shadow)
 from .vision.tags import _ellipse, _mean, _search_grids, _std  # noqa: F401 (re-exported)
 from .vision.tag_match import Likeness, assign, likeness
-from .vision.base_crops import camera_nadir
-from .vision.refiner import SIZES_MM, BaseRefiner
 from .vision.tag_reader import TOKEN_THICKNESS_IN, TagReader
 from .vision.tokens import TokenStyles, face_samples, neutral_middle, objective_face
 from .vision.views import PlaneView, _plane_map
@@ -62,11 +62,6 @@ KIND_BASE, KIND_OBJECTIVE, KIND_TREASURE = 0, 1, 2
 # it placed is stated with at least (its RMS on crescents at 720p on unseen tuning
 # tables, 0.09 in, rounded up: an honest margin for "too close to call"). See _refined.
 REFINER_ERROR_IN, REFINED_SIGMA_IN = 0.04, 0.1
-
-
-@functools.lru_cache(maxsize=1)
-def _shipped_refiner() -> BaseRefiner | None:
-    return BaseRefiner.load()  # (one network for every detector: read once)
 PURSUE_HAND_MARGIN_IN = 1.0  # a hand's shadow reaches about this far past it on renders
 PURSUED_SIGMA_PX = 1.5  # the 1-sigma of a stand found as foreground, per axis (see _add_sigma)
 # ... and of a larger base found so (_pursued_outline): world.PATCH_SIGMA_IN.
@@ -95,6 +90,12 @@ RIM_BAND_IN = 0.045
 # A plain disc of a token's colour beyond the game's count of them is dropped only when
 # its score is under this share of the last one kept (scores of token faces: 0.7-1.0).
 TOKEN_CAP_MARGIN = 0.9
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_refiner() -> BaseRefiner | None:
+    """The shipped refiner, read once for every detector; None where it is not there."""
+    return BaseRefiner.load()
 
 
 @dataclass
@@ -714,7 +715,7 @@ class TableDetector:
         where it gives a size of their side's roster ``refine_size_p`` or more.
         (A patch's miniature pulls its outline off the base, and a crescent fits circles
         of several sizes: 720p tuning tables the refiner never saw, patches' RMS error
-        0.21 -> 0.18 in, median 0.11 -> 0.05 in; crescents' 0.134 -> 0.089 in.)"""
+        0.210 -> 0.175 in, median 0.110 -> 0.047 in; crescents' 0.134 -> 0.093 in.)"""
         if self.refiner is None or self._background_bgr is None or not len(bases):
             return
         nadir = camera_nadir(self.camera)
