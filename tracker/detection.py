@@ -2597,12 +2597,9 @@ class TableDetector:
         """The direction (radians, in ``view``'s pixels) from (``col``, ``row``) toward the
         point under the camera, or None for a camera known only as a homography or
         right over that point."""
-        # (From R and tvec: the synthetic cameras of our own renders have no
-        # camera_position.)
-        R, t = getattr(self.camera, "R", None), getattr(self.camera, "tvec", None)
-        if R is None or t is None or getattr(self.camera, "homography_only", False):
+        centre = camera_nadir(self.camera)
+        if centre is None:
             return None
-        centre = -np.asarray(R, float).T @ np.asarray(t, float).reshape(3)
         v, _ = self._view_and_height(view)
         nadir = v.to_pixel(centre[None, :2])[0]
         d = nadir - (col, row)

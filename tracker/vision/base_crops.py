@@ -68,7 +68,8 @@ def base_crop(camera: Any, frame: np.ndarray, empty: np.ndarray, centre_xy: np.n
 
 def camera_nadir(camera: Any) -> np.ndarray | None:
     """The world (x, y) under the camera's centre, or None for a camera known only as a
-    homography."""
+    homography. (From R and tvec: the synthetic cameras of our own renders have no
+    ``camera_position``.)"""
     R, t = getattr(camera, "R", None), getattr(camera, "tvec", None)
     if R is None or t is None or getattr(camera, "homography_only", False):
         return None
