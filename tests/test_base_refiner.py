@@ -4,26 +4,22 @@ own renderer's bundled clip (another look altogether). Guesses put 0.3 in off ea
 round base come back near it, and the crop it reads faces the camera."""
 
 import json
+from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
 from evalsets import eval_set
+from tracker.sources import open_source
 from tracker.vision.base_crops import CROP_PX, base_crop, camera_nadir, crop_axes
 from tracker.vision.refiner import MODEL_PATH, SIZES_MM, BaseRefiner
 
 
-def _frame(folder, index=0):
-    files = sorted((folder / "frames").glob("*.jpg"))
-    if files:
-        return cv2.imread(str(files[index]))
-    cap = cv2.VideoCapture(str(folder / "clip.mp4"))
-    for _ in range(index + 1):
-        ok, frame = cap.read()
-    cap.release()
-    assert ok
-    return frame
+def _frame(folder):
+    """The first frame of a footage folder (frames/ or clip.mp4), as the tracker reads it."""
+    with open_source(folder) as src:
+        return next(iter(src))[2]
 
 
 def _guesses_back(folder):
@@ -76,8 +72,7 @@ def test_guesses_off_a_public_tables_bases_come_back_near_them():
 
 def test_guesses_off_our_own_renders_bases_come_back_nearer():
     # Another renderer's look (mat, rims, miniatures, light): nearer, if less near.
-    before, after, _, _ = _guesses_back(__import__("pathlib").Path(__file__).resolve().parents[1]
-                                        / "sample_footage" / "warcry-demo")
+    before, after, _, _ = _guesses_back(Path(__file__).resolve().parents[1] / "sample_footage" / "warcry-demo")
     assert np.median(after) < 0.5 * np.median(before), after.round(3)
 
 
