@@ -32,17 +32,49 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.corpus import cache_dir, ensure, select  # noqa: E402
-from tracker.vision.base_crops import CROP_PX, base_crop, camera_nadir  # noqa: E402
+from tracker.vision.base_crops import CROP_PX, base_crop, camera_nadir, crop_axes  # noqa: E402
 from tracker.vision.refiner import MODEL_PATH, SIZES_MM  # noqa: E402
 
 DATA = cache_dir().parent / "refiner" / "crops.npz"
 PER_BASE = 4
 
 
+def _round_bases(frame_truth: dict) -> list[dict]:
+    """A truth frame's round bases of the refiner's sizes at least half in sight."""
+    return [f for f in frame_truth["fighters"] if f["visible_fraction"] >= 0.5
+            and f.get("shape", "round") == "round" and float(f["base_mm"]) in SIZES_MM]
+
+
+def _random_centres(bases: list[dict], rng: np.random.Generator) -> list[tuple[dict, np.ndarray]]:
+    """(base, crop centre) ``PER_BASE`` times a base: a random step off its centre, every
+    other one within 0.5 in, the rest within 0.15 in (uniform over the disc)."""
+    out = []
+    for f in bases:
+        xy = np.array([f["x"], f["y"]])
+        for k in range(PER_BASE):
+            r = (0.15 if k % 2 else 0.5) * np.sqrt(rng.random())
+            a = rng.random() * 2 * np.pi
+            out.append((f, xy - r * np.array([np.cos(a), np.sin(a)])))
+    return out
+
+
+def _add_crops(into: tuple[list, list, list, list], centres: list[tuple[dict, np.ndarray]], table: int, cam,
+               frame: np.ndarray, empty: np.ndarray, lift: float, nadir: np.ndarray, colour: dict) -> None:
+    """Each (base, centre)'s crop (uint8), its target (the step back to the base's centre
+    along the crop's columns and rows, inches), its size's index and its table, appended."""
+    X, Y, S, T = into
+    for f, c in centres:
+        across, away = crop_axes(c, nadir)
+        d = np.array([f["x"], f["y"]]) - c
+        X.append((base_crop(cam, frame, empty, c, f["z"] + lift, nadir, colour[f["team"]]) * 255).round().astype(np.uint8))
+        Y.append((float(d @ across), float(d @ away)))
+        S.append(SIZES_MM.index(float(f["base_mm"])))
+        T.append(table)
+
+
 def build(first: int, cached_only: bool = False, with_detections: bool = True, own_tables: int = 40,
           seed: int = 0) -> None:
     from tracker.pipeline import Pipeline
-    from tracker.vision.base_crops import crop_axes
 
     es = select("tuning", first, ["warcry", "warcry-mixed"], ["720p", "1080p"])
     if not cached_only:
@@ -66,15 +98,8 @@ def build(first: int, cached_only: bool = False, with_detections: bool = True, o
         n0 = len(X)
         for fr in truth["frames"]:
             frame = cv2.imread(str(files[int(fr["frame"])]))
-            bases = [f for f in fr["fighters"] if f["visible_fraction"] >= 0.5 and f.get("shape", "round") == "round"
-                     and f["base_mm"] in SIZES_MM]
-            centres = []  # (true base, crop centre)
-            for f in bases:
-                xy = np.array([f["x"], f["y"]])
-                for k in range(PER_BASE):
-                    r = (0.15 if k % 2 else 0.5) * np.sqrt(rng.random())
-                    a = rng.random() * 2 * np.pi
-                    centres.append((f, xy - r * np.array([np.cos(a), np.sin(a)])))
+            bases = _round_bases(fr)
+            centres = _random_centres(bases, rng)
             if with_detections:
                 # Where the detector itself put each base (the errors it makes, not only
                 # random ones), the refiner's own moves left out.
@@ -85,14 +110,7 @@ def build(first: int, cached_only: bool = False, with_detections: bool = True, o
                     f = min(bases, key=lambda f: np.hypot(f["x"] - p[0], f["y"] - p[1]), default=None)
                     if f is not None and np.hypot(f["x"] - p[0], f["y"] - p[1]) < 0.6:
                         centres.append((f, p.copy()))
-            for f, c in centres:
-                across, away = crop_axes(c, nadir)
-                d = np.array([f["x"], f["y"]]) - c
-                X.append((base_crop(cam, frame, empty, c, f["z"] + lift, nadir, colour[f["team"]]) * 255)
-                         .round().astype(np.uint8))
-                Y.append((float(d @ across), float(d @ away)))
-                S.append(SIZES_MM.index(f["base_mm"]))
-                T.append(ti)
+            _add_crops((X, Y, S, T), centres, ti, cam, frame, empty, lift, nadir, colour)
         print(f"{ti + 1}/{len(es)} {e.name}: {len(X) - n0} crops ({time.time() - t0:.0f} s)", flush=True)
     n0 = len(X)
     own(own_tables, X, Y, S, T, len(es), rng)
@@ -110,7 +128,6 @@ def own(n_tables: int, X: list, Y: list, S: list, T: list, t0: int, rng: np.rand
     from tracker.synthetic import overhead_camera, plan_game, render_still
     from tracker.synthetic.game import BASE_THICKNESS_IN, Sensor
     from tracker.synthetic.scene import Renderer
-    from tracker.vision.base_crops import crop_axes
 
     for k in range(n_tables):
         r = np.random.default_rng(500000 + k)
@@ -124,21 +141,8 @@ def own(n_tables: int, X: list, Y: list, S: list, T: list, t0: int, rng: np.rand
         colour = {s["index"]: np.asarray(s["rim_bgr"], np.float32) for s in game.sides}
         for t in (0.0, 3.0, 6.0):
             frame, truth = render_still(game, cam, t, sensor=sensor, seed=int(r.integers(1 << 30)), renderer=renderer)
-            for f in truth["fighters"]:
-                if f["visible_fraction"] < 0.5 or float(f["base_mm"]) not in SIZES_MM:
-                    continue
-                xy = np.array([f["x"], f["y"]])
-                for j in range(PER_BASE):
-                    rad = (0.15 if j % 2 else 0.5) * np.sqrt(rng.random())
-                    a = rng.random() * 2 * np.pi
-                    c = xy - rad * np.array([np.cos(a), np.sin(a)])
-                    across, away = crop_axes(c, nadir)
-                    d = xy - c
-                    X.append((base_crop(cam, frame, empty, c, f["z"] + BASE_THICKNESS_IN, nadir, colour[f["team"]]) * 255)
-                             .round().astype(np.uint8))
-                    Y.append((float(d @ across), float(d @ away)))
-                    S.append(SIZES_MM.index(float(f["base_mm"])))
-                    T.append(t0 + k)
+            _add_crops((X, Y, S, T), _random_centres(_round_bases(truth), rng), t0 + k, cam, frame, empty,
+                       BASE_THICKNESS_IN, nadir, colour)
 
 
 def train(epochs: int, seed: int = 0) -> None:
