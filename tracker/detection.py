@@ -743,7 +743,8 @@ class TableDetector:
         shift = np.hypot(*(xy - bases.xyz[idx, :2]).T)
         ok = (shift <= self.refine_reach_in) & (shift >= self.refine_min_in)
         moved = idx[ok]
-        if len(bases.sigma_in) == len(bases.kind):
+        stated = len(bases.sigma_in) == len(bases.kind)  # (no sigma without a calibrated camera's)
+        if stated:
             # The two places weighed each by its own error: the fit's stated sigma, the
             # refiner's. (Taking the refiner's outright did better on the 53 tuning tables
             # it never saw, crescents' RMS 0.087 against 0.093 in, but moved a red base
@@ -754,7 +755,7 @@ class TableDetector:
         else:
             bases.xyz[moved, :2] = xy[ok]
         calib = self.calibration_sigma(bases.xyz[moved], lift)
-        if calib is not None and len(bases.sigma_in) == len(bases.kind):
+        if calib is not None and stated:
             bases.sigma_in[moved] = np.maximum(bases.sigma_in[moved], np.hypot(calib, REFINED_SIGMA_IN))
 
     def _unnamed(self, bases: Detections, tokens: Detections | None) -> tuple[Doubt, ...]:
