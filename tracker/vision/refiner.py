@@ -8,8 +8,11 @@ at 720p on the tuning tables. The network was trained on crops of the tuning spl
 true bases (``scripts/train_base_refiner.py``), turned so the camera lies straight up.
 
 In: the camera, the frame, the empty table, guesses (x, y, height of the base's top),
-each guess's side's rim colour. Out: per guess the world (x, y) the network reads and
-the probability of each size in ``SIZES_MM``. Runs on OpenCV's DNN module (no torch).
+each guess's side's rim colour. Out: per guess the world (x, y) the network reads, the
+probability of each size in ``SIZES_MM``, and the probability that a round base with a
+rim of that colour is there at all (taught on crops of bare table, terrain, tokens,
+other sides' bases and the detector's own mistakes): the side is read from the rim, not
+from the miniature's paint. Runs on OpenCV's DNN module (no torch).
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ SIZES_MM = (25.0, 32.0, 40.0, 50.0, 60.0)
 
 
 class BaseRefiner:
-    """``refine(camera, frame, empty, xyz_top, nadir, rim_bgr)`` -> (xy, size probabilities)."""
+    """``read(camera, frame, empty, xyz_top, nadir, rim_bgr)`` -> (xy, size probabilities,
+    presence); ``refine`` the first two."""
 
     def __init__(self, path: Path = MODEL_PATH) -> None:
         self.path = Path(path)
@@ -48,16 +52,29 @@ class BaseRefiner:
 
     def refine(self, camera: Any, frame: np.ndarray, empty: np.ndarray, xyz_top: np.ndarray, nadir: np.ndarray,
                rim_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per guess the world (x, y) read and each size's probability (``read``)."""
+        xy, sizes, _ = self.read(camera, frame, empty, xyz_top, nadir, rim_bgr)
+        return xy, sizes
+
+    def read(self, camera: Any, frame: np.ndarray, empty: np.ndarray, xyz_top: np.ndarray, nadir: np.ndarray,
+             rim_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Per guess (x, y, height of a base's top) with a side's rim colour (BGR as this
+        table's light shows it): the world (x, y) of the base's centre, each size's
+        probability, and the probability that a round base of that rim colour lies within
+        0.6 in of the guess at all (None for a model that does not say)."""
         xyz_top = np.asarray(xyz_top, float).reshape(-1, 3)
         if not len(xyz_top):
-            return np.zeros((0, 2)), np.zeros((0, len(SIZES_MM)))
+            return np.zeros((0, 2)), np.zeros((0, len(SIZES_MM))), np.zeros(0)
         rim_bgr = np.asarray(rim_bgr, np.float32).reshape(len(xyz_top), 3)
         crops = np.stack([base_crop(camera, frame, empty, p[:2], p[2], nadir, c) for p, c in zip(xyz_top, rim_bgr)])
         self.net.setInput(np.ascontiguousarray(crops.transpose(0, 3, 1, 2)))
-        off, logits = self.net.forward(["offset", "size_logits"])
+        says_present = "present" in self.net.getUnconnectedOutLayersNames()
+        outs = self.net.forward(["offset", "size_logits", "present"] if says_present else ["offset", "size_logits"])
+        off, logits = outs[0], outs[1]
+        present = 1.0 / (1.0 + np.exp(-outs[2][:, 0])) if says_present else None
         xy = np.empty((len(xyz_top), 2))
         for i, p in enumerate(xyz_top):
             across, away = crop_axes(p[:2], nadir)
             xy[i] = p[:2] + off[i, 0] * across + off[i, 1] * away
         e = np.exp(logits - logits.max(axis=1, keepdims=True))
-        return xy, e / e.sum(axis=1, keepdims=True)
+        return xy, e / e.sum(axis=1, keepdims=True), present
