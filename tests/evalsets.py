@@ -4,6 +4,7 @@ and truth-matching helpers used only to score the tracker in tests."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -58,3 +59,16 @@ def camera_floor_rms(model, truth: dict) -> float:
     from benchmarks.heldout_run import camera_floor_errors, camera_of
 
     return float(np.sqrt(np.mean(np.square(camera_floor_errors(camera_of(model), truth)))))
+
+
+@contextmanager
+def rules_only(det):
+    """The detector's hand rules alone, for a test of one of them: the learned refiner's
+    naming of patches (``doubt_base_p``: doubts and offered patches) and reading of sides
+    (``read_sides``) off, as before it was trained to. (Its placing stays.)"""
+    kept = det.doubt_base_p, det.read_sides
+    det.doubt_base_p, det.read_sides = 2.0, False
+    try:
+        yield det
+    finally:
+        det.doubt_base_p, det.read_sides = kept

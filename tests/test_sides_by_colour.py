@@ -30,13 +30,17 @@ def test_a_purple_rim_is_won_by_purple_though_blue_answers_to_it():
     assert shares[0] > 0.8 and shares[1] == 0.0, shares  # ... the rim is purple's
 
 
-def _sides(pipe, frame, truth, by_colour: bool) -> tuple[int, int]:
-    """(fighters matched, of them read as the wrong side)."""
-    from evalsets import match
+def _sides(pipe, frame, truth, by_colour: bool, learnt: bool = False) -> tuple[int, int]:
+    """(fighters matched, of them read as the wrong side), by the hand rules alone unless
+    ``learnt`` (then the learned refiner reads weak bases' sides too)."""
+    from contextlib import nullcontext
+
+    from evalsets import match, rules_only
 
     pipe.detector.sides_by_colour = by_colour
     try:
-        fighters = pipe.judge_still(frame, 0, 0.0).state.fighters
+        with nullcontext() if learnt else rules_only(pipe.detector):
+            fighters = pipe.judge_still(frame, 0, 0.0).state.fighters
     finally:
         pipe.detector.sides_by_colour = True
     tf = [t for t in truth["fighters"] if t["visible_fraction"] >= 0.5]
@@ -61,6 +65,9 @@ def test_purple_rims_fitted_on_blues_evidence_are_purple(purple_and_blue):
     n_colour, wrong_colour = _sides(pipe, frame, truth, by_colour=True)
     assert wrong_edge >= 3 and wrong_colour == 0, (wrong_edge, wrong_colour)
     assert n_colour >= n_edge
+    # The learned refiner, reading the rims the edges fitted, puts most of them right too.
+    _, wrong_learnt = _sides(pipe, frame, truth, by_colour=False, learnt=True)
+    assert wrong_learnt < wrong_edge, (wrong_edge, wrong_learnt)
 
 
 @pytest.fixture(scope="module")
