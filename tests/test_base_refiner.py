@@ -188,7 +188,7 @@ def test_a_patch_the_pursuit_could_not_name_becomes_the_base_the_refiner_reads_t
     centre, away from the camera), its base not found, becomes that base, of its side,
     near its centre; a second doubt on it (another outline's patch, its sides the other
     sides') does not make a second base; one on bare table stays a doubt."""
-    from tracker.detection import KIND_BASE
+    from tracker.detection import KIND_BASE, _Patch
     from tracker.pipeline import Pipeline
 
     folder = eval_set("warcry-1")
@@ -207,8 +207,10 @@ def test_a_patch_the_pursuit_could_not_name_becomes_the_base_the_refiner_reads_t
         on_miniature = xy + 0.35 * away
         r = f["base_mm"] / 25.4 / 2
         wrong = [s for s in sides if s != f["team"]]
-        det._doubts = [(*on_miniature, f["z"], r, [f["team"]], "round"), (*on_miniature, f["z"], r, wrong, "round"),
-                       (*(xy + (0.0, 4.0) if xy[1] < 11 else xy - (0.0, 4.0)), 0.0, r, [f["team"]], "round")]
+        bare = xy + (0.0, 4.0) if xy[1] < 11 else xy - (0.0, 4.0)
+        det._doubts = [_Patch(*on_miniature, f["z"], r, [f["team"]], "round", True),
+                       _Patch(*on_miniature, f["z"], r, wrong, "round", True),
+                       _Patch(*bare, 0.0, r, [f["team"]], "round", True)]
         named, left = det._doubts_read(frame, others, [0, 1, 2])
         assert len(named) == 1 and left == [1, 2], (f, named.xyz, left)
         assert named.side[0] == f["team"] and named.from_foreground[0] and named.sigma_in[0] > 0

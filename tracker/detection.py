@@ -24,7 +24,7 @@ import time
 import warnings
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import cv2
 import numpy as np
@@ -91,6 +91,21 @@ RIM_BAND_IN = 0.045
 # A plain disc of a token's colour beyond the game's count of them is dropped only when
 # its score is under this share of the last one kept (scores of token faces: 0.7-1.0).
 TOKEN_CAP_MARGIN = 0.9
+
+
+class _Patch(NamedTuple):
+    """A base-sized patch of a look the rules could not name (``TableDetector._doubts``):
+    world place and the height of the plane it lies on, half its long size (in), the
+    sides it could be, its outline's shape, and whether it is shown as a world.Doubt
+    (False: only offered to the learned refiner, ``_proposed_rounds``)."""
+
+    x: float
+    y: float
+    z: float
+    r: float
+    sides: list[int]
+    shape: str
+    shown: bool
 
 
 @functools.lru_cache(maxsize=1)
@@ -502,14 +517,14 @@ class TableDetector:
         self._follow_spectra: dict = {}
         self._shade_rings: dict = {}  # (base radius, px/in) -> offsets round it (_out_of_shadow)
         self._disc_ev: tuple | None = None  # this look's token-disc evidence (_disc_evidence)
-        self._doubts: list = []  # this look's patches the pursuit could not name (_unnamed)
+        self._doubts: list[_Patch] = []  # this look's patches the rules could not name (_unnamed)
         self._refused_shapes: list[dict] = []  # this look's shaped fits refused at their size (_rounds_as_outline)
         self._build_views()
 
     def __getstate__(self) -> dict:
         # (Sent to the look worker: the last frame's caches are not.)
         return {**self.__dict__, "_last_relit": None, "_last_hand": None, "_disc_ev": None,
-                "_shape_spectra": {}, "_follow_spectra": {}}
+                "_shape_spectra": {}, "_follow_spectra": {}, "_lit_fg": {}}
 
     # -- set-up ----------------------------------------------------------------------
     def _native_px_per_in(self) -> float:
@@ -726,14 +741,23 @@ class TableDetector:
         out.tokens_checked = look_for_tokens
         return out
 
+    def _reader_nadir(self) -> np.ndarray | None:
+        """The point under the camera, where the learned refiner can read this table (a
+        model, an empty table, a camera not known only as a homography); else None."""
+        if self.refiner is None or self._background_bgr is None:
+            return None
+        return camera_nadir(self.camera)
+
+    def _rims_as_seen(self) -> list[tuple[int, np.ndarray]]:
+        """(index, rim colour as this table's light shows it, BGR) per side."""
+        return [(s.index, self.light.as_seen(s.rim_bgr)) for s in self.config.sides]
+
     def _weak_rounds(self, bases: Detections) -> tuple[np.ndarray, np.ndarray] | None:
         """The round bases placed from little rim (under ``refine_below`` of it fitted, or
         found as a patch), by index, and the point under the camera; None where there are
         none or the refiner cannot read them (no model, no empty table, a camera known
         only as a homography)."""
-        if self.refiner is None or self._background_bgr is None or not len(bases):
-            return None
-        nadir = camera_nadir(self.camera)
+        nadir = self._reader_nadir() if len(bases) else None
         if nadir is None:
             return None
         weak = (bases.kind == KIND_BASE) & (bases.shape == 0) & ((bases.score < self.refine_below) | bases.from_foreground)
@@ -755,7 +779,7 @@ class TableDetector:
         if weak is None:
             return
         idx, nadir = weak
-        colour = {s.index: self.light.as_seen(s.rim_bgr) for s in self.config.sides}
+        colour = dict(self._rims_as_seen())
         lift = self.config.base_thickness_in
         top = bases.xyz[idx].copy()
         top[:, 2] += lift
@@ -788,6 +812,25 @@ class TableDetector:
         if calib is not None and stated:
             bases.sigma_in[moved] = np.maximum(bases.sigma_in[moved], np.hypot(calib, REFINED_SIGMA_IN))
 
+    def _near_hand(self, hand: np.ndarray) -> np.ndarray:
+        """The floor view's hand mask grown by ``PURSUE_HAND_MARGIN_IN``: a hand's shadow,
+        dark mat of a base's size, is foreground too."""
+        if not hand.any():
+            return hand
+        k = 2 * int(round(PURSUE_HAND_MARGIN_IN * self.px_per_in)) + 1
+        return cv2.dilate(hand.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0
+
+    def _lit_foreground(self, view: int, lab: np.ndarray, bg: np.ndarray, fg: np.ndarray | None,
+                        usable: np.ndarray | None = None) -> np.ndarray:
+        """A view's foreground (``fg``, or made from ``usable``) less the table's shadows,
+        made once a look per view (floor -1 or a platform): the round pursuit and the
+        patches offered to the refiner read the same (``usable`` away from hands both)."""
+        if view not in self._lit_fg:
+            if fg is None:
+                fg = foreground(lab, bg, usable)
+            self._lit_fg[view] = np.where(shadow(lab, bg, pattern=True), 0.0, fg).astype(np.float32)
+        return self._lit_fg[view]
+
     def _proposed_rounds(self, lab: np.ndarray, usable: np.ndarray, hand: np.ndarray, bases: Detections,
                          platform_labs: dict[int, np.ndarray] | None = None) -> None:
         """Patches of the floor's foreground (less the table's shadows, away from hands),
@@ -800,21 +843,18 @@ class TableDetector:
         sizes = sorted({float(mm) for _, _, sz in self._side_lab() for mm in sz})
         if not sizes:
             return
-        if hand.any():
-            k = 2 * int(round(PURSUE_HAND_MARGIN_IN * S)) + 1
-            usable = usable & ~(cv2.dilate(hand.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0)
+        usable = usable & ~self._near_hand(hand)
         shapes = [Outline("round", mm / MM_PER_IN / 2 * S, mm / MM_PER_IN / 2 * S) for mm in sizes]
         looks = [(-1, lab, self._bg_floor, usable)]
         for i, plab in (platform_labs or {}).items():
             if i < len(self._bg_platforms) and self._bg_platforms[i] is not None:
                 looks.append((i, plab, self._bg_platforms[i], self._usable[i]))
         for vi, vlab, bg, vusable in looks:
-            fg = foreground(vlab, bg, vusable)
-            fg_lit = np.where(shadow(vlab, bg, pattern=True), 0.0, fg).astype(np.float32)
+            fg_lit = self._lit_foreground(vi, vlab, bg, None, vusable)
             v, z = self._view_and_height(vi)
             for p in pursue(fg_lit, shapes, threshold=self.doubt_threshold, explained=self._footprints(bases, vi)):
                 xy = v.to_world(np.array([p.col]), np.array([p.row]))[0]
-                self._doubts.append((float(xy[0]), float(xy[1]), z, shapes[p.outline].hx / S, [], "round", False))
+                self._doubts.append(_Patch(float(xy[0]), float(xy[1]), z, shapes[p.outline].hx / S, [], "round", False))
 
     def _sides_read(self, frame: np.ndarray, bases: Detections) -> None:
         """Round bases placed from little rim (as ``_refined`` picks them) whose side the
@@ -827,7 +867,7 @@ class TableDetector:
         if weak is None:
             return
         idx, nadir = weak
-        colour = [(s.index, self.light.as_seen(s.rim_bgr)) for s in self.config.sides]
+        colour = self._rims_as_seen()
         top = np.repeat(bases.xyz[idx], len(colour), axis=0)
         top[:, 2] += self.config.base_thickness_in
         _, _, present = self.refiner.read(self.camera, frame, self._background_bgr, top, nadir,
@@ -861,10 +901,10 @@ class TableDetector:
         rb = np.where(b.shape > 0, b.size_mm[:, 0], b.base_mm) / MM_PER_IN / 2
         token_r = max((t.diameter_in for t in self.config.tokens.values()), default=1.0) / 2
         out = []
-        for k, (x, y, z, r, sides, *_) in enumerate(self._doubts):
-            if len(b) and np.any(np.hypot(b.xyz[:, 0] - x, b.xyz[:, 1] - y) < np.maximum(rb, r)):
+        for k, q in enumerate(self._doubts):
+            if len(b) and np.any(np.hypot(b.xyz[:, 0] - q.x, b.xyz[:, 1] - q.y) < np.maximum(rb, q.r)):
                 continue
-            if len(tokens) and np.any(np.hypot(tokens.xyz[:, 0] - x, tokens.xyz[:, 1] - y) < token_r):
+            if len(tokens) and np.any(np.hypot(tokens.xyz[:, 0] - q.x, tokens.xyz[:, 1] - q.y) < token_r):
                 continue
             out.append(k)
         return out
@@ -879,17 +919,13 @@ class TableDetector:
         prior, the picture the evidence). Also the doubts left.
         (A person sees a fighter whose miniature covers nearly all of its base; the
         pursuit's rules can name its side only by a clear crescent of rim.)"""
-        if self.refiner is None or self._background_bgr is None or not open_ or self.config.epic is not None:
-            return Detections(), open_
-        nadir = camera_nadir(self.camera)
-        if nadir is None:
-            return Detections(), open_
-        rounds = [k for k in open_ if self._doubts[k][5] == "round"]
+        nadir = self._reader_nadir() if open_ and self.config.epic is None else None
+        rounds = [k for k in open_ if self._doubts[k].shape == "round"] if nadir is not None else []
         if not rounds:
             return Detections(), open_
-        colour = [(s.index, self.light.as_seen(s.rim_bgr)) for s in self.config.sides]
+        colour = self._rims_as_seen()
         lift = self.config.base_thickness_in
-        guesses = np.array([[self._doubts[k][0], self._doubts[k][1], self._doubts[k][2] + lift]
+        guesses = np.array([[self._doubts[k].x, self._doubts[k].y, self._doubts[k].z + lift]
                             for k in rounds for _ in colour])
         rims = np.array([c for _ in rounds for _, c in colour], float)
         xy, _, present = self.refiner.read(self.camera, frame, self._background_bgr, guesses, nadir, rims)
@@ -904,25 +940,24 @@ class TableDetector:
             order = np.argsort(-present[n])
             best = int(order[0])
             side = colour[best][0]
-            least = self.doubt_base_p
-            if present[n, best] < least or (len(order) > 1 and present[n, order[1]] >= self.doubt_rival_p):
+            if present[n, best] < self.doubt_base_p or (len(order) > 1 and present[n, order[1]] >= self.doubt_rival_p):
                 continue
-            z = self._doubts[k][2]
+            q = self._doubts[k]
             first = xy[n * len(colour) + best]
-            xy2, p2, pr2 = self.refiner.read(self.camera, frame, self._background_bgr, np.array([[*first, z + lift]]),
+            xy2, p2, pr2 = self.refiner.read(self.camera, frame, self._background_bgr, np.array([[*first, q.z + lift]]),
                                              nadir, np.array([colour[best][1]], float))
-            if pr2[0] < least:
+            if pr2[0] < self.doubt_base_p:
                 continue
             at = xy2[0]
             kk = int(np.argmax(p2[0]))
             mm = SIZES_MM[kk] if SIZES_MM[kk] in sizes.get(side, ()) else min(
-                sizes.get(side) or {2 * self._doubts[k][3] * MM_PER_IN}, key=lambda v: abs(v - 2 * self._doubts[k][3] * MM_PER_IN))
+                sizes.get(side) or {2 * q.r * MM_PER_IN}, key=lambda v: abs(v - 2 * q.r * MM_PER_IN))
             r_new = mm / MM_PER_IN / 2
             if any(np.hypot(at[0] - x, at[1] - y) < BASES_APART * (r + r_new) for x, y, r in placed):
                 continue  # (bases do not overlap: a base found already, or named from another patch of it)
             placed.append((at[0], at[1], r_new))
             taken.add(k)
-            rows.append({"xyz": (at[0], at[1], z), "kind": KIND_BASE, "side": side, "base_mm": mm,
+            rows.append({"xyz": (at[0], at[1], q.z), "kind": KIND_BASE, "side": side, "base_mm": mm,
                          "score": self.min_coverage, "from_foreground": True})
         named = Detections.from_rows(rows)
         calib = self.calibration_sigma(named.xyz, lift)
@@ -932,8 +967,8 @@ class TableDetector:
 
     def _as_doubts(self, open_: list[int]) -> tuple[Doubt, ...]:
         """The doubts left (``_doubts`` by index) as world.Doubt."""
-        return tuple(Doubt(float(x), float(y), float(z), float(r), tuple(int(si) for si in sides))
-                     for x, y, z, r, sides, _, shown in (self._doubts[k] for k in open_) if shown)
+        return tuple(Doubt(q.x, q.y, float(q.z), q.r, tuple(int(si) for si in q.sides))
+                     for q in (self._doubts[k] for k in open_) if q.shown)
 
     def _find_bases(self, frame: np.ndarray, lab: np.ndarray, hand: np.ndarray,
                     platforms: list[int] | None = None) -> tuple[Detections, float]:
@@ -944,6 +979,7 @@ class TableDetector:
         usable = self.floor.valid & ~self._terrain_mask_floor & ~hand
         self._usable = {-1: usable}
         self._refused_shapes = []
+        self._lit_fg: dict[int, np.ndarray] = {}  # (_lit_foreground, per view, this look)
         evs: dict[tuple[int, int], np.ndarray] = {}
         cands = self._find_rings(lab, self._rims_floor, usable, -1, evs)
         platform_labs = {}
@@ -982,10 +1018,7 @@ class TableDetector:
             # (Only while some side has fewer of its oval or rectangular bases found than
             # its roster lists: with every one found there is none left to look for.)
             # (Not near a hand: its shadow, dark mat in a stand's size, is foreground too.)
-            near_hand = hand
-            if hand.any():
-                k = 2 * int(round(PURSUE_HAND_MARGIN_IN * self.px_per_in)) + 1
-                near_hand = cv2.dilate(hand.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0
+            near_hand = self._near_hand(hand)
             pursued = self._pursued_stands(lab, usable & ~near_hand, evs, bases, whole_look, platform_labs, near_hand)
             over = [(c, c.pop("replaces")) for c in pursued if "replaces" in c]
             if over:
@@ -2565,7 +2598,7 @@ class TableDetector:
                     looks.append((i, plab, bg, foreground(plab, bg, self._usable[i]), self._footprints(known, i)))
             offset = None
             for vi, vlab, bg, vfg, vexplained in looks:
-                fg_lit = np.where(shadow(vlab, bg, pattern=True), 0.0, vfg).astype(np.float32)
+                fg_lit = self._lit_foreground(vi, vlab, bg, vfg)
                 edge = boundary(fg_lit)
                 if offset is None:  # (measured on the floor's bases; a platform holds too few)
                     offset = self._boundary_offset(edge, found)
@@ -2750,7 +2783,7 @@ class TableDetector:
         floor or (``view``) a platform's top."""
         v, z = self._view_and_height(view)
         xy = v.to_world(np.array([col]), np.array([row]))[0]
-        self._doubts.append((float(xy[0]), float(xy[1]), z, o.hx / self.px_per_in, sorted(sides), o.shape, True))
+        self._doubts.append(_Patch(float(xy[0]), float(xy[1]), z, o.hx / self.px_per_in, sorted(sides), o.shape, True))
 
     def _toward_camera(self, view: int, col: float, row: float) -> float | None:
         """The direction (radians, in ``view``'s pixels) from (``col``, ``row``) toward the
