@@ -45,10 +45,15 @@ ABSENT_IN = 0.9  # ... and one this far from every base of its side holds none
 RANDOM_PER_FRAME = 6
 
 
+def _taught(f: dict) -> bool:
+    """Whether a true fighter is a base the refiner is taught: round, of one of its sizes,
+    at least half in sight."""
+    return f["visible_fraction"] >= 0.5 and f.get("shape", "round") == "round" and float(f["base_mm"]) in SIZES_MM
+
+
 def _round_bases(frame_truth: dict) -> list[dict]:
-    """A truth frame's round bases of the refiner's sizes at least half in sight."""
-    return [f for f in frame_truth["fighters"] if f["visible_fraction"] >= 0.5
-            and f.get("shape", "round") == "round" and float(f["base_mm"]) in SIZES_MM]
+    """A truth frame's bases the refiner is taught (``_taught``)."""
+    return [f for f in frame_truth["fighters"] if _taught(f)]
 
 
 def _random_centres(bases: list[dict], rng: np.random.Generator) -> list[tuple[dict, np.ndarray]]:
@@ -77,7 +82,7 @@ def _label(fighters: list[dict], side: int, c: np.ndarray) -> tuple[int, dict | 
             continue
         d = float(np.hypot(f["x"] - c[0], f["y"] - c[1]))
         reach = max(ABSENT_IN, float(max(f.get("size_mm") or [f["base_mm"]])) / 25.4 / 2 + 0.3)
-        if f in _round_bases({"fighters": [f]}) and d <= PRESENT_IN:
+        if _taught(f) and d <= PRESENT_IN:
             return 1, f
         if d < reach:
             best = -1
@@ -96,7 +101,7 @@ def _negatives(fighters: list[dict], sides: list[int], area: tuple[float, float]
     side's rim colour (the side is read from the rim, not the miniature's paint), a step
     of 0.9-1.6 in off it under its own, and ``RANDOM_PER_FRAME`` places of the floor."""
     out = []
-    for f in _round_bases({"fighters": fighters}):
+    for f in filter(_taught, fighters):
         xy = np.array([f["x"], f["y"]])
         others = [s for s in sides if s != f["team"]]
         if others:
