@@ -188,7 +188,8 @@ def test_a_patch_the_pursuit_could_not_name_becomes_the_base_the_refiner_reads_t
     centre, away from the camera), its base not found, becomes that base, of its side,
     near its centre; a second doubt on it (another outline's patch, its sides the other
     sides') does not make a second base; one on bare table stays a doubt."""
-    from tracker.detection import KIND_BASE, _Patch
+    from tracker.detection import KIND_BASE
+    from tracker.detection.learned import _Patch
     from tracker.pipeline import Pipeline
 
     folder = eval_set("warcry-1")

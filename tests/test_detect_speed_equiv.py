@@ -1,11 +1,13 @@
-"""The full look's exact shortcuts (tracker/detection.py) give what the plain way gives."""
+"""The full look's exact shortcuts (tracker/detection/) give what the plain way gives."""
 
 from __future__ import annotations
 
 import cv2
 import numpy as np
 
-from tracker.detection import _blob_boxes, _ray_edges, _search_grids
+from tracker.vision.filters import _blob_boxes
+from tracker.vision.rim_fit import _ray_edges
+from tracker.vision.tags import _search_grids
 
 
 def _plain_blob_boxes(ev: np.ndarray, level: float) -> np.ndarray:
@@ -49,7 +51,7 @@ def test_search_grids_are_shared_and_read_only():
 
 
 def test_mix_evidence_in_place_matches_plain_arithmetic():
-    from tracker.detection import _mix_evidence, _neutral_lift
+    from tracker.vision.rim_evidence import _mix_evidence, _neutral_lift
 
     rng = np.random.default_rng(7)
     p = [rng.normal(0, 20, (50, 60)).astype(np.float32) for _ in range(3)]
@@ -69,7 +71,7 @@ def test_mix_evidence_in_place_matches_plain_arithmetic():
 
 def test_search_score_parts_match_numpy():
     """TagReader's search's row means and deviations are numpy's, to the last bit."""
-    from tracker.detection import _mean, _std
+    from tracker.vision.tags import _mean, _std
 
     X, Y, border = _search_grids(61, 61, 96.0, 1.0)
     rng = np.random.default_rng(11)
@@ -84,7 +86,7 @@ def test_search_score_parts_match_numpy():
 
 def test_ellipse_dilation_of_whole_levels():
     """Dilating the 8-bit close-up and then making it float is dilating the float one."""
-    from tracker.detection import _ellipse
+    from tracker.vision.tags import _ellipse
 
     rng = np.random.default_rng(2)
     img = cv2.GaussianBlur((rng.random((149, 149)) * 255).astype(np.uint8), (0, 0), 0.6)
@@ -161,7 +163,7 @@ def test_rim_fits_of_all_sizes_at_once_match_one_size_at_a_time():
     """_refine fits every size of a view and side in one _fit_rims call: each size's rays
     over its own radii, padded with no evidence past their end (valid_m). The fits are
     those of one call per size (rims of three sizes drawn, half of some hidden, noise)."""
-    from tracker.detection import _fit_rims
+    from tracker.vision.rim_fit import _fit_rims
 
     rng = np.random.default_rng(11)
     ev = np.zeros((400, 600), np.float32)
@@ -227,7 +229,7 @@ def test_outline_correlation_from_one_spectrum_is_filter2d(epic_pipeline):
     an OpenCV that plans differently fails here only if the responses are wrong."""
     from pathlib import Path
 
-    from tracker.detection import _blob_boxes, _filter_many
+    from tracker.vision.filters import _blob_boxes, _filter_many
     from tracker.sources import open_source
 
     det = epic_pipeline.fresh().detector

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tracker.config import GameConfig
-from tracker.detection import _fit_rims, _wall_share_of
+from tracker.vision.rim_fit import _fit_rims, _wall_share_of
 from tracker.errors import ConfigError
 
 R, W = 20.0, 2.5  # top radius and the wall's apparent width (view px; 32 mm at 31 px/in, 15 in out)

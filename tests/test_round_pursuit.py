@@ -357,7 +357,7 @@ def test_a_crescent_names_its_side_on_the_half_facing_the_camera(crescents, monk
     alone, both found, blue, with the near half. With sides re-read by the rims' colour,
     the whole outline alone finds them too, as patches whose side the roster guessed,
     every other side a rival: the near half names them sure.)"""
-    import tracker.detection as detection
+    import tracker.detection.patches as patches
     from evalsets import match
 
     pipe, frame, truth = crescents
@@ -370,8 +370,8 @@ def test_a_crescent_names_its_side_on_the_half_facing_the_camera(crescents, monk
         pairs = match([(t["x"], t["y"]) for t in blue25], [(f.x, f.y) for f in fighters], 0.75)
         return [(blue25[i], fighters[j]) for i, j, _ in pairs]
 
-    whole_only = detection.along_outline
-    monkeypatch.setattr(detection, "along_outline", lambda *a, **k: whole_only(*a, **{**k, "facing": None}))
+    whole_only = patches.along_outline
+    monkeypatch.setattr(patches, "along_outline", lambda *a, **k: whole_only(*a, **{**k, "facing": None}))
     without = found()
     monkeypatch.undo()
     with_ = found()

@@ -174,7 +174,8 @@ def test_iterating_on_every_other_outline_point_lands_where_every_point_does():
     its outline."""
     from pathlib import Path
 
-    from tracker.detection import KIND_BASE, _lab
+    from tracker.detection import KIND_BASE
+    from tracker.vision.colour import detector_lab as _lab
     from tracker.pipeline import Pipeline
 
     folder = Path(__file__).resolve().parents[1] / "sample_footage" / "epic-demo"

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from test_shape_fit_batched import S, _follower, _stand_evidence, _View
-from tracker import detection
+from tracker.detection import shaped
 from tracker.base_shapes import fit_shapes
 from tracker.config import BaseSize
-from tracker.detection import _local_maxima, _subpixel_peaks
+from tracker.vision.filters import _local_maxima, _subpixel_peaks
 from tracker.world import MM_PER_IN
 
 
@@ -90,7 +90,7 @@ def test_follow_shape_batched_picks_the_starts_and_rows_of_each_stand_alone(monk
         calls.append((ev, hx, cx.copy(), cy.copy(), theta.copy(), kw.get("counts")))
         return fit_shapes(ev, shape, hx, hy, cx, cy, theta, **kw)
 
-    monkeypatch.setattr(detection, "fit_shapes", recording)
+    monkeypatch.setattr(shaped, "fit_shapes", recording)
     together = det._follow_shape(stands, fighters, small)
     # One fit per size: the three 40 x 20 mm stands in one call, the 50 x 25 one alone.
     assert sorted(len(c[5]) for c in calls) == [2, 5]
@@ -128,7 +128,7 @@ def test_follow_shape_batched_picks_the_starts_and_rows_of_each_stand_alone(monk
             np.testing.assert_allclose(got, ref, rtol=0, atol=1e-9)
     assert edge_peaks > 0  # the windows do put peaks on their edges (kept whole-pixel there)
     # Each stand alone: the same rows.
-    monkeypatch.setattr(detection, "fit_shapes", fit_shapes)
+    monkeypatch.setattr(shaped, "fit_shapes", fit_shapes)
     for s in stands:
         alone = det._follow_shape([s], fighters, small)
         assert alone == {k: v for k, v in together.items() if k == s[0]}

@@ -299,12 +299,12 @@ def test_dark_stands_on_a_pale_mat_are_not_shadow(pale_stands_720p, monkeypatch)
     darker than the mat and as colourless as a shadow, but a shadow keeps the mat's
     pattern and they do not. (Measured when written: judged by darkness and colour alone,
     a unit of such stands was dropped whole: 23 of 29 stands found, 26 with the pattern.)"""
-    import tracker.detection as detection
+    import tracker.detection.patches as patches
 
     pipe, frame, truth_frame = pale_stands_720p
     with_ = _judged(pipe, frame, truth_frame, 20.0)
-    plain = detection.shadow
-    monkeypatch.setattr(detection, "shadow", lambda *a, **k: plain(*a, **{**k, "pattern": False}) if k.get("scaled")
+    plain = patches.shadow
+    monkeypatch.setattr(patches, "shadow", lambda *a, **k: plain(*a, **{**k, "pattern": False}) if k.get("scaled")
                         else plain(*a, **k))
     without = _judged(pipe, frame, truth_frame, 20.0)
     assert with_["recall"] >= without["recall"] + 0.06, (without, with_)

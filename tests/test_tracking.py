@@ -124,7 +124,7 @@ def test_a_unit_lifted_under_a_hand_is_hidden_whole_not_its_last_stand_left_in_s
     """Four touching fighters taken off together, the hand over two of them: none is
     found, and all four are out of sight (a base missed beside no hand is still in
     sight, as is a group of which only one is under the hand)."""
-    from tracker.detection import PlaneView
+    from tracker.vision.views import PlaneView
 
     view = PlaneView(0.0, 0.0, 0.0, 30.0, 22.0, 10.0, None, None, None)
 
@@ -195,7 +195,8 @@ def test_a_hand_hides_only_the_tokens_it_covers():
     hidden); a token away from the hand that vanishes is gone even while the hand is on
     the table; one that went under the hand and is not there when the hand has left goes,
     at that look, to the fighter beside it."""
-    from tracker.detection import KIND_TREASURE, PlaneView
+    from tracker.detection import KIND_TREASURE
+    from tracker.vision.views import PlaneView
 
     view = PlaneView(0.0, 0.0, 0.0, 30.0, 22.0, 10.0, None, None, None)
 
@@ -239,7 +240,8 @@ def test_a_hand_beside_a_token_leaves_it_in_sight_on_a_follow_frame():
     on frames that do not look for tokens; the same hand over the disc hides it. (The
     bundled clip's treasure beside a carried fighter was shown hidden for a second while
     in full view.)"""
-    from tracker.detection import KIND_TREASURE, PlaneView
+    from tracker.detection import KIND_TREASURE
+    from tracker.vision.views import PlaneView
 
     view = PlaneView(0.0, 0.0, 0.0, 30.0, 22.0, 10.0, None, None, None)
 

@@ -8,7 +8,8 @@ import pytest
 
 from evalsets import eval_set, truth
 from tracker.config import TokenStyle
-from tracker.detection import KIND_TREASURE, _lab
+from tracker.detection import KIND_TREASURE
+from tracker.vision.colour import detector_lab as _lab
 from tracker.pipeline import Pipeline
 from tracker.vision.colour import TableLight, paper_white
 

@@ -8,7 +8,8 @@ import cv2
 import numpy as np
 import pytest
 
-from tracker.detection import TableDetector, _fit_rims_at
+from tracker.detection import TableDetector
+from tracker.vision.rim_fit import _fit_rims_at
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,0 +1,198 @@
+"""The rosters as priors: what each side fields against what was found.
+
+In: the bases found and the config's rosters (``bases_mm`` / ``bases``; Epic units).
+Out: the outlines each side still lacks (``_outlines_short``), bases beyond a side's roster
+(``_beyond_roster``: rivals, not deletions; on Epic tables the least seen beyond the units'
+stands dropped: ``_within_epic_roster``), and round fits that are an oval or rectangle the
+roster lacks seen in part (``_rounds_as_outline``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from ..base_shapes import SHAPE_NAMES, depth_inside
+from ..vision.pursuit import roster_short
+from ..vision.stands import Outline
+from ..world import MM_PER_IN
+from .detections import KIND_BASE, Detections
+
+
+class Roster:
+    """Holds what was found against the rosters (a mixin of ``TableDetector``)."""
+
+    def _within_epic_roster(self, bases: Detections) -> tuple[np.ndarray, np.ndarray]:
+        """Where a side has more stands found than its units have in all (the game's
+        ``epic`` section; units lose stands in play, never gain them: a ceiling, not a
+        target), its least seen beyond that: as many as the other sides together lack
+        may be theirs, read as this side's (a purple unit under warm light read as red),
+        and are kept with those sides as rivals (``Detections.rivals``); the rest are
+        dropped (a stand fitted across the gap between two of a loose unit's). Returns
+        (which to keep, rival bits). On the Epic tuning tables, 9 in 10 of those dropped
+        were no stand."""
+        keep = np.ones(len(bases), bool)
+        rivals = np.zeros(len(bases), np.int64)
+        stands = bases.kind == KIND_BASE
+        most = {s.index: sum(u.stands for u in self.config.epic.units if u.side == s.index) for s in self.config.sides}
+        found = {si: int((stands & (bases.side == si)).sum()) for si in most}
+        for si, n in most.items():
+            mine = np.flatnonzero(stands & (bases.side == si))
+            if not n or len(mine) <= n:
+                continue
+            lacking = {o: most[o] - found[o] for o in most if o != si and most[o] > found[o]}
+            extra = mine[np.argsort(bases.score[mine], kind="stable")[:len(mine) - n]][::-1]  # (best seen first)
+            maybe_theirs = min(len(extra), sum(lacking.values()))
+            keep[extra[maybe_theirs:]] = False
+            for o in lacking:
+                rivals[extra[:maybe_theirs]] |= 1 << o
+        return keep, rivals
+
+    def _beyond_roster(self, bases: Detections) -> np.ndarray:
+        """Rival bits (``Detections.rivals``) for bases a side has more of, of one outline
+        (round, oval or rectangular, and size), than its roster lists, where another side
+        lists more bases than were found (of that outline or another: a side is misread
+        with the outline, a blue 40 mm base under a pale miniature read as a white 32 mm
+        circle, a blue 90 x 52 mm oval as a white 60 x 35 mm one): the least seen of them
+        beyond the roster may be that side's (a pale miniature filling a yellow 25 mm base
+        up to its thin rim closes a white circle seen better than the yellow one). A side
+        fields the bases its roster lists, so one of them is read wrong, and which the
+        rims alone cannot say: its side is unsure. On 99 tuning tables, round bases: wrong control
+        calls 47 -> 34, right ones flagged 178 -> 192 (same size only: 43 and 183); by
+        outline, ovals and rectangles too: 32 -> 28 and 192 -> 199."""
+        out = np.zeros(len(bases), np.int64)
+        rostered = {s.index for s in self.config.sides if s.bases_mm or s.shaped_roster}
+        if len(rostered) < 2:
+            return out
+        listed, seen = self._roster_and_found(bases)  # (seen: one per base, in order)
+        rows = np.flatnonzero(bases.kind == KIND_BASE)
+        short_sides = {si for si, _ in roster_short(listed, seen)}
+        for (si, key), extra in roster_short(seen, listed).items():
+            others = sorted(short_sides - {si})
+            if si not in rostered or not others:
+                continue
+            mine = rows[[k for k, found in enumerate(seen) if found == (si, key)]]
+            for i in mine[np.argsort(bases.score[mine], kind="stable")[:extra]]:
+                out[i] |= sum(1 << o for o in others)
+        return out
+
+    def _suspect_rounds(self, found: Detections, short: dict) -> np.ndarray:
+        """Which of ``found`` are round bases of a size their side has more of than its
+        roster lists, where that side also lacks an oval or rectangle (``short``), fitted
+        on under ``suspect_round_coverage`` of their rim: each may be that outline's end
+        (_pursued_stands). (A circle lies along an oval's or rectangle's rim on its end
+        alone, under half its own round: a round base seen more is a round base.)"""
+        listed, seen = self._roster_and_found(found)
+        beyond = roster_short(seen, listed)
+        lacking = {si for si, k in short if k[0] != "round"}
+        return np.array([k == KIND_BASE and not sh and int(si) in lacking and sc < self.suspect_round_coverage
+                         and beyond.get((int(si), ("round", float(mm), float(mm))), 0) > 0
+                         for si, mm, sh, k, sc in zip(found.side, found.base_mm, found.shape, found.kind, found.score)],
+                        bool)
+
+    def _suspects_in_view(self, found: Detections, suspect: np.ndarray, view: int) -> list[dict]:
+        """The suspect round bases (``_suspect_rounds``) standing in ``view``: centre (view
+        pixels), side and outline."""
+        v, z = self._view_and_height(view)
+        here = np.flatnonzero(suspect & (np.abs(found.xyz[:, 2] - z) < 0.05))
+        S = self.px_per_in
+        return [{"col": float(c), "row": float(r), "side": int(found.side[k]),
+                 "outline": Outline("round", found.base_mm[k] / MM_PER_IN / 2 * S, found.base_mm[k] / MM_PER_IN / 2 * S)}
+                for k, (c, r) in zip(here, v.to_pixel(found.xyz[here, :2]) if len(here) else [])]
+
+    def _outlines_short(self, found: Detections) -> dict[tuple[int, tuple[str, float, float]], int]:
+        """(side, outline (shape, width mm, depth mm)) -> how many more bases of it the
+        side's roster lists than ``found`` holds, only those short: round bases of sides
+        that list them one per fighter, oval and rectangular ones of sides that list
+        theirs so (not Epic units: their stands have their own pursuit)."""
+        return roster_short(*self._roster_and_found(found))
+
+    def _roster_and_found(self, found: Detections) -> tuple[list, list]:
+        """(side, outline (shape, width mm, depth mm)) per base the sides' rosters list
+        (ovals and rectangles not for Epic units), and per base ``found`` holds."""
+        listed = [(s.index, ("round", float(mm), float(mm))) for s in self.config.sides for mm in s.bases_mm]
+        if self.config.epic is None:
+            listed += [(s.index, (b.shape, float(b.width_mm), float(b.depth_mm)))
+                       for s in self.config.sides for b in s.shaped_roster]
+        seen = [(int(si), ("round", float(mm), float(mm)) if not sh else (SHAPE_NAMES[int(sh)], float(w), float(d)))
+                for si, mm, sh, (w, d), k in zip(found.side, found.base_mm, found.shape, found.size_mm, found.kind)
+                if k == KIND_BASE]
+        return listed, seen
+
+    def _rounds_as_outline(self, fits: list[dict], found: Detections) -> list[dict] | None:
+        """The fits again, where round bases a side has beyond its roster lie inside an
+        oval or rectangle that side's roster lacks, fitted there at its size but refused
+        (``_refused_shapes``: a miniature over one long side and an end leaves too little
+        of its rim for _shape_fit_ok): that outline instead of every round fit of the side
+        inside it, if none of them sees more of its rim than the outline does. One base
+        explains the rim the roster cannot have two of (an oval's two ends read as two
+        round bases). Round bases the roster has room for give way too where the outline
+        sees ``outline_over_round`` times more of its rim than each (a 90 x 52 mm oval's
+        end curves as a 30 mm circle: a round rim fits it, on a sliver). None when
+        nothing changes."""
+        listed, seen = self._roster_and_found(found)
+        lacking, beyond = roster_short(listed, seen), roster_short(seen, listed)
+        if not lacking or not beyond:
+            return None
+        out, changed = list(fits), False
+        for c in sorted(self._refused_shapes, key=lambda c: -c["score"]):
+            key = (c["side"], (SHAPE_NAMES[c["shape"]], float(c["size_mm"][0]), float(c["size_mm"][1])))
+            if lacking.get(key, 0) <= 0:
+                continue
+            w, d = (v / MM_PER_IN * self.px_per_in for v in c["size_mm"])
+
+            def inside(f: dict, c: dict = c, w: float = w, d: float = d) -> bool:  # (in view pixels)
+                return depth_inside(f["col"], f["row"], SHAPE_NAMES[c["shape"]], w, d, c["col"], c["row"],
+                                    float(np.degrees(c["theta"]))) > 0
+
+            rounds = [f for f in out if not f.get("shape", 0) and f["side"] == c["side"] and f["view"] == c["view"]]
+            kept = [k for k in range(len(found)) if found.kind[k] == KIND_BASE and not found.shape[k]
+                    and found.side[k] == c["side"]]
+            view, z = self._view_and_height(c["view"])
+            px = view.to_pixel(found.xyz[kept, :2]) if kept else np.zeros((0, 2))
+            held = [k for k, (col, row) in zip(kept, px)
+                    if abs(found.xyz[k, 2] - z) < 0.05 and inside({"col": col, "row": row})]
+            sizes = Counter(("round", float(found.base_mm[k]), float(found.base_mm[k])) for k in held)
+            if not held:
+                continue
+            gone = [f for f in rounds if inside(f)]
+            if any(f["score"] > c["score"] for f in gone):
+                continue  # (a round base seen better than the outline's rim is: that base)
+            if any(n > beyond.get((c["side"], o), 0) for o, n in sizes.items()) and \
+                    any(self.outline_over_round * f["score"] > c["score"] for f in gone):
+                # A round base the roster has room for may be just that, unless the
+                # outline's rim is seen far better (a 90 x 52 mm oval's end curves as a
+                # 30 mm circle: a round rim fits it, seen on a sliver).
+                continue
+            out = [f for f in out if all(f is not g for g in gone)] + [c]
+            lacking[key] -= 1
+            for o, n in sizes.items():
+                beyond[(c["side"], o)] = beyond.get((c["side"], o), 0) - n
+            changed = True
+        return out if changed else None
+
+    def _units_stands(self) -> Counter:
+        """(side, stand width mm, depth mm) -> how many stands the Epic units list."""
+        listed: Counter = Counter()
+        for u in self.config.epic.units:
+            listed[(u.side, float(max(u.stand_mm)), float(min(u.stand_mm)))] += u.stands
+        return listed
+
+    def _roster_short_of_shaped(self, bases: Detections) -> bool:
+        """Whether some side has fewer bases of one of its oval or rectangular sizes among
+        ``bases`` than its roster lists: an Epic roster's units (stands of a size each),
+        else the sides' bases listed one per fighter (a side listing only its sizes:
+        always)."""
+        epic = self.config.epic
+        listed: Counter = Counter()
+        if epic is not None and epic.units:
+            listed = self._units_stands()
+        else:
+            sides = [s for s in self.config.sides if s.shaped]
+            if any(not s.shaped_roster for s in sides):
+                return True
+            listed.update((s.index, float(b.width_mm), float(b.depth_mm)) for s in sides for b in s.shaped_roster)
+        found = Counter((int(si), float(w), float(d)) for si, sh, (w, d) in
+                        zip(bases.side, bases.shape, bases.size_mm) if sh)
+        return any(found[key] < n for key, n in listed.items())
