@@ -258,6 +258,30 @@ def test_packed_units_at_720p_are_tiled_by_their_rims(packed_720p):
 
 
 @pytest.mark.slow
+def test_a_square_of_two_stands_is_tiled_the_way_its_rims_run(packed_720p, monkeypatch):
+    """Two 40x20 mm stands side by side make a square that the same two turned a quarter
+    tile as well: the foreground cannot tell which, the line of rim between the two
+    stands can (``vision.stands.retile``). (Measured when written, on this frame: two
+    stands of a packed block turned a quarter without it, 0.5-0.7 in off; none with it.)"""
+    import tracker.vision.stands as stands
+
+    pipe, frame, truth_frame = packed_720p
+
+    def turned() -> tuple[int, float]:
+        bases, vis, pairs = judged_bases(pipe, frame, truth_frame)
+        off = [abs((float(bases.angle_deg[j]) - vis[i]["angle_deg"] + 90.0) % 180.0 - 90.0) for i, j, _ in pairs]
+        err = np.array([dist for *_, dist in pairs])
+        return sum(a > 45.0 for a in off), float(np.sqrt(np.mean(err ** 2)))
+
+    monkeypatch.setattr(stands, "retile", lambda placements, *a: placements)
+    without = turned()
+    monkeypatch.undo()
+    with_ = turned()
+    assert without[0] >= 2, without
+    assert with_[0] <= without[0] - 2 and with_[1] < without[1], (without, with_)
+
+
+@pytest.mark.slow
 def test_no_stand_is_placed_along_a_sleeve(epic_pipeline):
     """The bundled Epic clip's frames 107-113: a hand takes stands off the table, its grey
     sleeve over the mat. The sleeve's edge is a stand-wide strip of foreground whose

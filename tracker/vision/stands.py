@@ -56,6 +56,11 @@ LAB_L_SCALE = 0.35 * 2.55
 # Already explained pixels (a placed base) in the outer band count this much foreground:
 # bases in contact touch there.
 TOUCHING = 0.5
+# Two stands make a square (retile) when their sizes, their offset along their long axis
+# and their distance across it are within this share of a stand's half depth of a
+# square's, and they are turned alike within SQUARE_PAIR_TURN.
+SQUARE_PAIR_TOL = 0.6
+SQUARE_PAIR_TURN = math.radians(15.0)
 
 
 @dataclass(frozen=True)
@@ -290,6 +295,73 @@ def pursue(fg: np.ndarray, outlines: list[Outline], *, threshold: float, n_angle
             q0, q1 = max(int(p.row) - 2 * R, r0), min(int(p.row) + 2 * R + 2, r1)
             s0, s1 = max(int(p.col) - 2 * R, c0), min(int(p.col) + 2 * R + 2, c1)
             resp[:, q0 - r0:q1 - r0, s0 - c0:s1 - c0] = respond(q0, q1, s0, s1)
+    return retile(out, outlines, rims, rim_w) if rims else out
+
+
+def retile(placements: list[Placement], outlines: list[Outline], rims: list[np.ndarray],
+           rim_w: float) -> list[Placement]:
+    """``placements`` with every square of two stands re-tiled the way its rims say.
+
+    Two rectangles twice as long as deep, in contact along their long sides, make a
+    square that the same two turned a quarter tile as well: the foreground cannot tell
+    the tilings apart, and ``pursue`` places such a pair by its first stand alone (on 24
+    Epic tuning tables, 62 of 5,083 stands were placed turned a quarter, 58 of them
+    touching another stand, each 0.2-0.7 in off). The rims can: the two stands' rims meet
+    along the line between them, which runs along their long axis one way and across it
+    the other, while the other midline of the square crosses their miniatures. Each such
+    pair is kept as it is or turned, whichever midline holds more rim evidence (on the
+    map of the side that shows most), until none turns. (On those tables: stands turned
+    a quarter 62 -> 28, floor RMS 0.095 -> 0.084 in; judged instead by each stand's rim
+    band less its core, ``rim_kernel``, where miniatures of the rim's colour fill the
+    cores: 34, 0.086 in.)
+
+    >>> rim = np.zeros((60, 60), np.float32)
+    >>> rim[20:41, 20] = rim[20:41, 40] = rim[20, 20:41] = rim[40, 20:41] = 1.0
+    >>> rim[20:41, 30] = 1.0  # the line between two stands 20 deep and 10 wide
+    >>> o = Outline("rect", 10.0, 5.0)
+    >>> wrong = [Placement(0, 30.0, 25.0, 0.0, 1.0), Placement(0, 30.0, 35.0, 0.0, 1.0)]
+    >>> sorted((round(p.col), round(p.row), round(math.degrees(p.theta))) for p in retile(wrong, [o], [rim], 1.5))
+    [(25, 30, 90), (35, 30, 90)]
+    """
+    out = list(placements)
+
+    def ring(o: Outline, theta: float, col: float, row: float) -> float:
+        k = rim_kernel(o, theta, rim_w)
+        return max(float((_window(r, k.shape[0] // 2, col, row) * k).sum()) for r in rims)
+
+    def divider(mc: float, mr: float, dc: float, dr: float, length: float) -> float:
+        """The mean rim evidence along the middle 80 % of the line of ``length`` through
+        (mc, mr) in direction (dc, dr), on the map of the side that shows most."""
+        k = np.arange(-0.4 * length, 0.4 * length + 0.5, 0.5)
+        cols, rows = (mc + k * dc).astype(np.float32), (mr + k * dr).astype(np.float32)
+        return max(float(cv2.remap(r, cols[None], rows[None], cv2.INTER_LINEAR).mean()) for r in rims)
+
+    for _ in range(3):  # (a turned pair may make another pair square; blocks are small)
+        turned = False
+        for a in range(len(out)):
+            for b in range(a + 1, len(out)):
+                p, q = out[a], out[b]
+                o = outlines[p.outline]
+                if q.outline != p.outline or o.shape != "rect" or abs(o.hx - 2 * o.hy) > SQUARE_PAIR_TOL * o.hy:
+                    continue
+                if abs((q.theta - p.theta + math.pi / 2) % math.pi - math.pi / 2) > SQUARE_PAIR_TURN:
+                    continue
+                c, s = math.cos(p.theta), math.sin(p.theta)  # the long axis, in (col, row)
+                dc, dr = q.col - p.col, q.row - p.row
+                if abs(dc * c + dr * s) > SQUARE_PAIR_TOL * o.hy \
+                        or abs(abs(-dc * s + dr * c) - 2 * o.hy) > SQUARE_PAIR_TOL * o.hy:
+                    continue
+                mc, mr = (p.col + q.col) / 2, (p.row + q.row) / 2
+                theta = (p.theta + math.pi / 2) % math.pi
+                alt = [(mc + k * o.hy * c, mr + k * o.hy * s) for k in (1, -1)]
+                # The line between the two stands runs along their long axis; turned, across it.
+                if divider(mc, mr, -s, c, 2 * o.hx) > divider(mc, mr, c, s, 2 * o.hx):
+                    rings = [ring(o, theta, col, row) for col, row in alt]
+                    out[a] = Placement(p.outline, alt[0][0], alt[0][1], theta, p.response, rings[0])
+                    out[b] = Placement(q.outline, alt[1][0], alt[1][1], theta, q.response, rings[1])
+                    turned = True
+        if not turned:
+            break
     return out
 
 
