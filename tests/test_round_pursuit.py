@@ -18,7 +18,9 @@ from conftest import _first_frame
 from evalsets import judged_bases, rules_only
 
 from tracker.vision.colour import detector_lab
-from tracker.vision.stands import Outline, boundary, boundary_offset, foreground, outline_on_boundary, shadow
+from tracker.vision.boundary import boundary, boundary_offset, outline_on_boundary
+from tracker.vision.foreground import foreground, shadow
+from tracker.vision.stands import Outline
 
 
 def _pale_mat(h: int = 100, w: int = 160, seed: int = 5) -> np.ndarray:
@@ -44,7 +46,7 @@ def test_a_shadow_on_the_mat_is_not_foreground_a_base_is():
 def test_a_black_miniature_is_not_a_shadow_for_the_mat_keeps_its_pattern_under_one():
     """A black miniature on a pale mat is darker than the mat and as grey: the colour
     test alone calls it a shadow. A shadow only dims the mat, whose mottling still shows;
-    the miniature hides it (vision.stands.keeps_pattern)."""
+    the miniature hides it (vision.foreground.keeps_pattern)."""
     rng = np.random.default_rng(3)
     noise = cv2.GaussianBlur(rng.normal(0, 20, (100, 160)).astype(np.float32), (0, 0), 0.8)
     empty = np.clip(np.dstack([200 + noise] * 3), 0, 255).astype(np.uint8)  # a pale grey mat, mottled

@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tracker.vision.colour import detector_lab  # noqa: E402
-from tracker.vision.stands import Outline, foreground, pursue, response_at  # noqa: E402
+from tracker.vision.foreground import foreground  # noqa: E402
+from tracker.vision.stands import Outline, pursue, response_at  # noqa: E402
 
 HX, HY = 9.5, 4.7  # a 40 x 20 mm stand at 12 px/in
 

@@ -17,8 +17,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..vision.base_crops import camera_nadir
+from ..vision.foreground import foreground, shadow
 from ..vision.refiner import SIZES_MM, BaseRefiner
-from ..vision.stands import Outline, foreground, pursue, shadow
+from ..vision.stands import Outline, pursue
 from ..world import MM_PER_IN, PATCH_SIGMA_IN, Doubt
 from .detections import KIND_BASE, Detections
 

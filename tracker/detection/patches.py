@@ -1,6 +1,6 @@
 """Bases found as foreground: patches of change the bases found leave unexplained.
 
-In: a view's foreground against the empty table (``vision.stands``), the bases found, the
+In: a view's foreground against the empty table (``vision.foreground``), the bases found, the
 outlines each side lacks.
 Out: bases placed, sized and turned by the outline running along their patch's boundary
 (``_pursued_stands`` for small stands, ``_pursued_outline`` for any outline a roster is short
@@ -17,19 +17,10 @@ import cv2
 import numpy as np
 
 from ..base_shapes import SHAPE_CODES, depth_inside
+from ..vision.boundary import boundary, boundary_offset, outline_on_boundary
+from ..vision.foreground import foreground, shadow
 from ..vision.pursuit import along_outline, read_at, rim_offsets, side_of_patch
-from ..vision.stands import (
-    Outline,
-    boundary,
-    boundary_offset,
-    covered,
-    foreground,
-    inside_mean,
-    outline_on_boundary,
-    pursue,
-    response_at,
-    shadow,
-)
+from ..vision.stands import Outline, covered, inside_mean, pursue, response_at
 from ..world import MM_PER_IN
 from .detections import KIND_BASE, Detections
 from .learned import _Patch

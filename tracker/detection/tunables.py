@@ -1,6 +1,6 @@
 """The detector's thresholds, each with the reason for its value.
 
-In: nothing; out: class attributes ``TableDetector`` inherits. An instance may set its own
+In: nothing. Out: class attributes ``TableDetector`` inherits. An instance may set its own
 (``det.doubt_base_p = 2`` turns a stage off for a test; ``evalsets.rules_only``), which
 then travels with it to the look worker. Most were measured on the tuning split of the
 held-out protocol (``benchmarks/heldout.py --split tuning``), some on our own renders; the

@@ -5,6 +5,8 @@ once (every candidate's rays, stacked as rows) pass that on a big table at 4K (a
 table's forty stands, 96 rays each, several sizes): the points are sampled in blocks.
 Each point is sampled alone, so the result is the same as one remap.
 
+In: an image and the points' maps (any number of rows). Out: the image sampled there.
+
 >>> import numpy as np
 >>> img = np.arange(12, dtype=np.float32).reshape(3, 4)
 >>> X = np.full((40000, 1), 1.0, np.float32); Y = np.full((40000, 1), 2.0, np.float32)

@@ -6,8 +6,8 @@ colour to fit its outline (``base_shapes.fit_shapes``), which found 5 % of the s
 on one such tuning table. What does show is the stand as a whole: a patch of the
 base's size and shape where the picture is not the empty table's.
 
-``foreground`` says, per pixel of a rectified view, how surely it differs from the empty
-table. ``pursue`` explains the foreground with placements of one base outline, best
+``vision.foreground`` says, per pixel of a rectified view, how surely it differs from the
+empty table. ``pursue`` explains the foreground with placements of one base outline, best
 first (matching pursuit): each placement must be nearly all foreground inside and
 nearly none in a band just outside (beyond the blur's reach), and what it covers is
 then taken out, so that the stands of a packed block are placed one by one from its
@@ -37,22 +37,10 @@ import numpy as np
 from ..base_shapes import _signed_distance
 from .filters import _subpixel_peak
 
-# A pixel is foreground from this Lab distance to the empty table (L weighed 0.35, as
-# the detector's), surely so at FG_LEVEL + FG_SPAN: sensor noise and JPEG stay under
-# the first, a base's rim or a miniature's paint pass the second.
-FG_LEVEL, FG_SPAN = 4.0, 8.0
 # The outline's outer band starts this many pixels out: the views are sampled near the
 # camera's own resolution, where blur and the base's own shadow spread its foreground
 # by 1.5-2.5 px (a 19 x 9 px stand showed as 22 x 14 px).
 OUTER_GAP_PX, OUTER_WIDTH_PX = 2.5, 2.0
-# Shadow: at least this much darker (detector Lab's L units) with colour within this.
-SHADOW_L, SHADOW_CHROMA = 3.0, 6.0
-# A shadow keeps the mat's pattern: local correlation of lightness with the empty table
-# over this window at least this; a table with a lightness spread under PATTERN_SD there
-# has too little pattern to tell by.
-PATTERN_WINDOW_PX, PATTERN_NCC, PATTERN_SD = 5, 0.4, 1.0
-# Detector Lab's lightness per unit of L* (colour.detector_lab: 8-bit L, 2.55 a unit, scaled by 0.35).
-LAB_L_SCALE = 0.35 * 2.55
 # Already explained pixels (a placed base) in the outer band count this much foreground:
 # bases in contact touch there.
 TOUCHING = 0.5
@@ -93,71 +81,6 @@ class Placement:
     theta: float
     response: float
     rim: float = 0.0  # how much more rim evidence its rim band holds than its inside
-
-
-def foreground(lab: np.ndarray, empty_lab: np.ndarray, usable: np.ndarray) -> np.ndarray:
-    """How surely each pixel is not the empty table, 0..1 (0 where not ``usable``)."""
-    d = cv2.GaussianBlur(cv2.subtract(lab, empty_lab), (3, 3), 0)  # (the blur is linear: one for both)
-    dist = cv2.sqrt(cv2.transform(cv2.multiply(d, d), np.ones((1, 3), np.float32)))
-    fg = np.clip((dist - FG_LEVEL) * (1.0 / FG_SPAN), 0.0, 1.0)
-    fg[~usable] = 0.0
-    return fg
-
-
-def shadow(lab: np.ndarray, empty_lab: np.ndarray, scaled: bool = False, pattern: bool = False) -> np.ndarray:
-    """Where the picture is the empty table in shadow: darker than it (by SHADOW_L at
-    least) with the colour a shadow leaves it (within SHADOW_CHROMA). A miniature's
-    shadow on the mat is a patch of foreground a base's size; a base's rim, its wall and
-    most paint differ in colour, not only in light. ``lab``: detector Lab
-    (``colour.detector_lab``: L* scaled by 0.8925, a and b centred on 0).
-
-    Strictly (the default), a shadow keeps the mat's a and b. ``scaled``: as light
-    works, a shadow scales the light, and so a surface's X, Y and Z alike: L* + 16, a*
-    and b* all shrink by the same factor (their cube root), a shadowed green mat a
-    darker, greyer green (an arm's shadow on a brown mat left it 6-8 units less yellow,
-    which the strict test calls paint). But a base darker than the mat and of its hue (a
-    green rim on a green mat) is then a shadow too: the strict test where losing a
-    base's patch costs a fighter, the scaled one where a shadow taken for a stand would
-    be one that is not there.
-
-    >>> empty = np.full((1, 3, 3), (60.0, -18.0, 25.0), np.float32)  # a green mat
-    >>> seen = np.array([[(40.0, -18.5, 25.5), (40.0, -13.5, 18.8), (40.0, 10.0, 18.8)]], np.float32)
-    >>> shadow(seen, empty).tolist(), shadow(seen, empty, scaled=True).tolist()  # (same ab; scaled ab; red paint)
-    ([[True, False, False]], [[False, True, False]])
-    """
-    k: float | np.ndarray = 1.0
-    if scaled:
-        k = (lab[..., 0] * (1 / LAB_L_SCALE) + 16.0) / np.maximum(empty_lab[..., 0] * (1 / LAB_L_SCALE) + 16.0, 1.0)
-    da = lab[..., 1] - k * empty_lab[..., 1]
-    db = lab[..., 2] - k * empty_lab[..., 2]
-    out = (lab[..., 0] - empty_lab[..., 0] <= -SHADOW_L) & (np.hypot(da, db) <= SHADOW_CHROMA)
-    if pattern:
-        out &= keeps_pattern(lab[..., 0], empty_lab[..., 0])
-    return out
-
-
-def keeps_pattern(lum: np.ndarray, empty_lum: np.ndarray) -> np.ndarray:
-    """Where the picture still shows the empty table's own pattern (its mottling, print,
-    grain), however much darker: a shadow dims the mat and leaves its pattern, a black
-    or grey miniature replaces it. The local correlation (PATTERN_WINDOW_PX square) of
-    the two lightnesses is at least PATTERN_NCC there, or the table has too little
-    pattern there to tell by (under PATTERN_SD: then True, the colour alone decides).
-
-    >>> rng = np.random.default_rng(1)
-    >>> mat = 60 + 3 * rng.standard_normal((20, 40)).astype(np.float32)
-    >>> seen = mat.copy(); seen[:, :20] *= 0.6      # a shadow on the left half
-    >>> seen[:, 20:] = 10 + rng.standard_normal((20, 20))  # a black miniature on the right
-    >>> kept = keeps_pattern(seen, mat)
-    >>> bool(kept[5:15, 3:16].mean() > 0.9), bool(kept[5:15, 24:37].mean() < 0.2)
-    (True, True)
-    """
-    a, b = lum.astype(np.float64), empty_lum.astype(np.float64)  # (sums of squares: float32 rounds cov off zero)
-    k = (PATTERN_WINDOW_PX, PATTERN_WINDOW_PX)
-    ma, mb = cv2.boxFilter(a, -1, k), cv2.boxFilter(b, -1, k)
-    cov = cv2.boxFilter(a * b, -1, k) - ma * mb
-    va = cv2.boxFilter(a * a, -1, k) - ma * ma
-    vb = cv2.boxFilter(b * b, -1, k) - mb * mb
-    return (cov >= PATTERN_NCC * np.sqrt(np.maximum(va * vb, 1e-6))) | (vb < PATTERN_SD * PATTERN_SD)
 
 
 def _sd(shape: str, u: np.ndarray, v: np.ndarray, hx: float, hy: float) -> np.ndarray:
@@ -425,124 +348,3 @@ def _parabola(a: float, b: float, c: float) -> float:
     """The peak's offset (-0.5..0.5 steps) of the parabola through three evenly spaced values."""
     den = a - 2 * b + c
     return 0.0 if den >= 0 else float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
-
-
-def boundary(fg: np.ndarray) -> np.ndarray:
-    """The pixels on the edge of the foreground (fg >= 0.5), 1 there, else 0: what
-    ``boundary_offset`` and ``outline_on_boundary`` read (made once a look)."""
-    inside = (fg >= 0.5).astype(np.uint8)
-    return cv2.morphologyEx(inside, cv2.MORPH_GRADIENT, np.ones((3, 3), np.uint8)).astype(np.float32)
-
-
-def boundary_offset(edge: np.ndarray, centres: np.ndarray, radii: np.ndarray,
-                    offsets: np.ndarray = np.arange(-1.0, 4.01, 0.25), width: float = 1.5) -> float | None:
-    """How far outside a base's edge (view pixels) the boundary of its foreground runs on
-    this table: blur, and the base's contact shadow, spread its patch by a pixel or
-    more. Measured on bases whose edges are known (``centres`` (col, row) and ``radii``
-    of bases fitted by their rims): the offset whose circles lie most along the
-    boundary (``edge``: ``boundary`` of the foreground), or None without such bases.
-
-    >>> fg = np.zeros((60, 60), np.float32); _ = cv2.circle(fg, (30, 30), 14, 1.0, -1)
-    >>> 1.5 <= boundary_offset(boundary(fg), np.array([[30.0, 30.0]]), np.array([12.0])) <= 2.0  # (the edge: 2 px wide)
-    True
-    """
-    if len(centres) == 0:
-        return None
-    H, W = edge.shape
-    total = np.zeros(len(offsets))
-    for (c, r), rad in zip(np.asarray(centres, float), np.asarray(radii, float)):
-        for i, off in enumerate(offsets):
-            k = _outline_ring(Outline("round", rad, rad), 0.0, off, width)
-            R = k.shape[0] // 2
-            ci, ri = int(round(c)), int(round(r))
-            if ri - R < 0 or ci - R < 0 or ri + R >= H or ci + R >= W:
-                break
-            total[i] += float((edge[ri - R:ri + R + 1, ci - R:ci + R + 1] * k).sum())
-    if not total.any():
-        return None
-    return float(offsets[int(np.argmax(total))])
-
-
-@functools.lru_cache(maxsize=4096)
-def _outline_ring(outline: Outline, theta: float, offset: float, width: float,
-                  facing: float | None = None) -> np.ndarray:
-    """A thin band along ``outline`` grown by ``offset`` px, turned ``theta``, summing to 1
-    (kept: a table's outlines, turns and offset repeat every placement; read-only).
-    ``facing``: only the half whose points lie toward that direction (radians, view
-    pixels) from the centre."""
-    R = int(math.ceil(math.hypot(outline.hx, outline.hy) + offset + width)) + 1
-    yy, xx = np.mgrid[-R:R + 1, -R:R + 1].astype(np.float32)
-    c, s = math.cos(theta), math.sin(theta)
-    sd = _sd(outline.shape, xx * c + yy * s, -xx * s + yy * c, outline.hx, outline.hy)
-    band = (np.abs(sd - offset) <= width / 2).astype(np.float32)
-    if facing is not None:
-        band *= (xx * math.cos(facing) + yy * math.sin(facing)) > 0
-    band /= band.sum()
-    band.setflags(write=False)
-    return band
-
-
-def outline_on_boundary(edge: np.ndarray, col: float, row: float, outlines: list[Outline], reach: float,
-                        width: float = 1.5, offset: float = 0.0, n_angles: int = 24, facing: float | None = None,
-                        ) -> tuple[int, float, float, float, float]:
-    """Which of ``outlines`` (view pixels) a patch of foreground at (``col``, ``row``)
-    (``edge``: ``boundary`` of the foreground) has, where its centre lies (within ``reach``) and how it is turned: the outline lying
-    most along the patch's boundary. A base's patch is its outline plus, on some sides,
-    its shadow or its miniature's overhang; those move the boundary outwards only where
-    they are, so the base's own outline still runs along the boundary elsewhere, while
-    the patch's mean (``pursue``'s response) is swayed by them to a larger outline.
-    ``offset``: how far outside a base's edge its patch's boundary runs on this table
-    (``boundary_offset``). ``facing``: the direction toward the camera (radians, view
-    pixels; quantised to sixteenths of a turn). A miniature stands up toward the camera,
-    so in a top-down view it and the base's own wall lean away from it: the half of the
-    outline facing the camera is the base's edge alone. The share is then the larger of
-    the whole outline's and that half's.
-
-    Out: (index into ``outlines``, col, row, angle (radians, as ``pursue``'s), share of
-    that outline on the boundary); index -1 when none fits in the picture.
-
-    >>> fg = np.zeros((80, 80), np.float32)
-    >>> _ = cv2.circle(fg, (48, 40), 15, 0.8, -1)  # a shadow to one side
-    >>> _ = cv2.circle(fg, (40, 40), 15, 1.0, -1)  # the base
-    >>> k, c, r, _, share = outline_on_boundary(boundary(fg), 44.0, 40.0, [Outline("round", h, h) for h in (12, 15, 19)], 6)
-    >>> k, round(c), round(r), share > 0.4
-    (1, 40, 40, True)
-    >>> fg = np.zeros((80, 80), np.float32)
-    >>> _ = cv2.ellipse(fg, (40, 40), (22, 12), 30, 0, 360, 1.0, -1)  # an oval turned 30 degrees
-    >>> k, c, r, th, share = outline_on_boundary(boundary(fg), 42.0, 41.0, [Outline("oval", 22, 12), Outline("round", 16, 16)], 4)
-    >>> k, round(c), round(r), round(math.degrees(th)) % 180, share > 0.5
-    (0, 40, 40, 30, True)
-    >>> fg = np.zeros((80, 90), np.float32)
-    >>> _ = cv2.circle(fg, (40, 40), 15, 1.0, -1)  # a base, the camera off to its left ...
-    >>> _ = cv2.ellipse(fg, (52, 40), (16, 14), 0, 0, 360, 1.0, -1)  # ... its miniature leaning right
-    >>> [round(outline_on_boundary(boundary(fg), 44.0, 40.0, [Outline("round", 15, 15)], 6, facing=f)[4], 2)
-    ...  for f in (None, math.pi)]
-    [0.68, 1.0]
-    """
-    H, W = edge.shape
-    best = (-1, col, row, 0.0, 0.0)
-    near_half = None if facing is None else round(facing / (math.pi / 8)) * (math.pi / 8)
-    for k, o in enumerate(outlines):
-        # (A turned outline's kernel is the same size at every turn: one window for all.)
-        R = _outline_ring(o, 0.0, offset, width).shape[0] // 2 + int(math.ceil(reach)) + 1
-        r0, c0 = int(round(row)) - R, int(round(col)) - R
-        a0, a1, b0, b1 = max(r0, 0), min(r0 + 2 * R + 1, H), max(c0, 0), min(c0 + 2 * R + 1, W)
-        if a0 >= a1 or b0 >= b1:
-            continue
-        win = np.zeros((2 * R + 1, 2 * R + 1), np.float32)
-        win[a0 - r0:a1 - r0, b0 - c0:b1 - c0] = edge[a0:a1, b0:b1]
-        yy, xx = np.mgrid[0:2 * R + 1, 0:2 * R + 1]
-        beyond = np.hypot(xx - (col - c0), yy - (row - r0)) > reach
-        for theta in (np.arange(n_angles) * (math.pi / n_angles) if o.turns else [0.0]):
-            resp = cv2.filter2D(win, -1, _outline_ring(o, float(theta), offset, width), borderType=cv2.BORDER_CONSTANT)
-            if near_half is not None:
-                near = cv2.filter2D(win, -1, _outline_ring(o, float(theta), offset, width, near_half),
-                                    borderType=cv2.BORDER_CONSTANT)
-                resp = np.maximum(resp, near)
-            resp[beyond] = -1.0
-            pr, pc = np.unravel_index(int(np.argmax(resp)), resp.shape)
-            share = float(resp[pr, pc])
-            if share > best[4]:
-                sr, sc = _subpixel_peak(resp, int(pr), int(pc))
-                best = (k, c0 + sc, r0 + sr, float(theta), share)
-    return best
