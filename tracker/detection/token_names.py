@@ -197,7 +197,9 @@ class TokenNames:
         (likeness ``name_floor`` or more); ``maybe``: discs nothing claimed (xy, score,
         diameter), made tokens of their id's kind only on stronger evidence
         (``name_disc_floor``, and more like the id's code than like a blob: a disc
-        alone does not make a token, a miniature's blob looks like a blurred tag)."""
+        alone does not make a token, a miniature's blob looks like a blurred tag); such a
+        disc not clearly one id's is a token of the kind every id it is nearly as like
+        shares, its id unread (``name_kind_alone``)."""
         kinds = {k: KIND_NAMES[k] for k in (KIND_OBJECTIVE, KIND_TREASURE)}
         read = {r["tag_id"] for r in rows}
         ids = tuple(sorted({i for k in kinds.values() if (spec := self.config.tokens.get(k)) is not None
@@ -219,13 +221,22 @@ class TokenNames:
             got = self._tag_likeness(frame, xy, diam, ids)
             like.append(np.where(got.per_id >= got.blob + self.name_blob_gain, got.per_id, -1.0))
             floor.append(self.name_disc_floor)
-        names = assign(np.array(like), np.array(floor), self.name_margin)
+        like = np.array(like)
+        names = assign(like, np.array(floor), self.name_margin)
         for r, c in zip(named, names):
             if c is not None:
                 r["tag_id"] = ids[c]
-        for (xy, score, _), c in zip(maybe, names[len(named):]):
+        for (xy, score, _), c, per_id in zip(maybe, names[len(named):], like[len(named):]):
             if c is not None:
                 rows.append({"xyz": (float(xy[0]), float(xy[1]), 0.0), "kind": int(kind_of[c]), "tag_id": ids[c],
+                             "score": score})
+                continue
+            # Like a printed tag, but not clearly like one id more than another: still a
+            # token, of the kind every id it is nearly as like shares, its id unread
+            # (an Epic objective's tag at 720p is 8 px: its face shows, its code does not).
+            close = per_id >= max(float(per_id.max()) - self.name_margin, self.name_disc_floor)
+            if self.name_kind_alone and close.any() and len(set(kind_of[close].tolist())) == 1:
+                rows.append({"xyz": (float(xy[0]), float(xy[1]), 0.0), "kind": int(kind_of[close][0]), "tag_id": -1,
                              "score": score})
 
     def _tag_likeness(self, frame: np.ndarray, xy: np.ndarray, diam: float, ids: tuple[int, ...]) -> Likeness:
