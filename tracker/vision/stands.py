@@ -259,30 +259,37 @@ def retile(placements: list[Placement], outlines: list[Outline], rims: list[np.n
         cols, rows = (mc + k * dc).astype(np.float32), (mr + k * dr).astype(np.float32)
         return max(float(cv2.remap(r, cols[None], rows[None], cv2.INTER_LINEAR).mean()) for r in rims)
 
+    square = [k for k, p in enumerate(out) if outlines[p.outline].shape == "rect"
+              and abs(outlines[p.outline].hx - 2 * outlines[p.outline].hy) <= SQUARE_PAIR_TOL * outlines[p.outline].hy]
+    if len(square) < 2:
+        return out
     for _ in range(3):  # (a turned pair may make another pair square; blocks are small)
         turned = False
-        for a in range(len(out)):
-            for b in range(a + 1, len(out)):
-                p, q = out[a], out[b]
-                o = outlines[p.outline]
-                if q.outline != p.outline or o.shape != "rect" or abs(o.hx - 2 * o.hy) > SQUARE_PAIR_TOL * o.hy:
-                    continue
-                if abs((q.theta - p.theta + math.pi / 2) % math.pi - math.pi / 2) > SQUARE_PAIR_TURN:
-                    continue
-                c, s = math.cos(p.theta), math.sin(p.theta)  # the long axis, in (col, row)
-                dc, dr = q.col - p.col, q.row - p.row
-                if abs(dc * c + dr * s) > SQUARE_PAIR_TOL * o.hy \
-                        or abs(abs(-dc * s + dr * c) - 2 * o.hy) > SQUARE_PAIR_TOL * o.hy:
-                    continue
-                mc, mr = (p.col + q.col) / 2, (p.row + q.row) / 2
-                theta = (p.theta + math.pi / 2) % math.pi
-                alt = [(mc + k * o.hy * c, mr + k * o.hy * s) for k in (1, -1)]
-                # The line between the two stands runs along their long axis; turned, across it.
-                if divider(mc, mr, -s, c, 2 * o.hx) > divider(mc, mr, c, s, 2 * o.hx):
-                    rings = [ring(o, theta, col, row) for col, row in alt]
-                    out[a] = Placement(p.outline, alt[0][0], alt[0][1], theta, p.response, rings[0])
-                    out[b] = Placement(q.outline, alt[1][0], alt[1][1], theta, q.response, rings[1])
-                    turned = True
+        xy = np.array([(out[k].col, out[k].row) for k in square])
+        reach = np.array([(2 + 2 * SQUARE_PAIR_TOL) * outlines[out[k].outline].hy for k in square])
+        near = np.linalg.norm(xy[:, None] - xy[None], axis=2) <= reach[:, None]
+        for ia, ib in zip(*np.nonzero(np.triu(near, 1))):
+            a, b = square[ia], square[ib]
+            p, q = out[a], out[b]
+            o = outlines[p.outline]
+            if q.outline != p.outline or o.shape != "rect" or abs(o.hx - 2 * o.hy) > SQUARE_PAIR_TOL * o.hy:
+                continue
+            if abs((q.theta - p.theta + math.pi / 2) % math.pi - math.pi / 2) > SQUARE_PAIR_TURN:
+                continue
+            c, s = math.cos(p.theta), math.sin(p.theta)  # the long axis, in (col, row)
+            dc, dr = q.col - p.col, q.row - p.row
+            if abs(dc * c + dr * s) > SQUARE_PAIR_TOL * o.hy \
+                    or abs(abs(-dc * s + dr * c) - 2 * o.hy) > SQUARE_PAIR_TOL * o.hy:
+                continue
+            mc, mr = (p.col + q.col) / 2, (p.row + q.row) / 2
+            theta = (p.theta + math.pi / 2) % math.pi
+            alt = [(mc + k * o.hy * c, mr + k * o.hy * s) for k in (1, -1)]
+            # The line between the two stands runs along their long axis; turned, across it.
+            if divider(mc, mr, -s, c, 2 * o.hx) > divider(mc, mr, c, s, 2 * o.hx):
+                rings = [ring(o, theta, col, row) for col, row in alt]
+                out[a] = Placement(p.outline, alt[0][0], alt[0][1], theta, p.response, rings[0])
+                out[b] = Placement(q.outline, alt[1][0], alt[1][1], theta, q.response, rings[1])
+                turned = True
         if not turned:
             break
     return out
