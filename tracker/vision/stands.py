@@ -259,8 +259,8 @@ def retile(placements: list[Placement], outlines: list[Outline], rims: list[np.n
         cols, rows = (mc + k * dc).astype(np.float32), (mr + k * dr).astype(np.float32)
         return max(float(cv2.remap(r, cols[None], rows[None], cv2.INTER_LINEAR).mean()) for r in rims)
 
-    square = [k for k, p in enumerate(out) if outlines[p.outline].shape == "rect"
-              and abs(outlines[p.outline].hx - 2 * outlines[p.outline].hy) <= SQUARE_PAIR_TOL * outlines[p.outline].hy]
+    halves = [k for k, o in enumerate(outlines) if o.shape == "rect" and abs(o.hx - 2 * o.hy) <= SQUARE_PAIR_TOL * o.hy]
+    square = [k for k, p in enumerate(out) if p.outline in halves]  # (rectangles twice as long as deep)
     if len(square) < 2:
         return out
     for _ in range(3):  # (a turned pair may make another pair square; blocks are small)
@@ -272,7 +272,7 @@ def retile(placements: list[Placement], outlines: list[Outline], rims: list[np.n
             a, b = square[ia], square[ib]
             p, q = out[a], out[b]
             o = outlines[p.outline]
-            if q.outline != p.outline or o.shape != "rect" or abs(o.hx - 2 * o.hy) > SQUARE_PAIR_TOL * o.hy:
+            if q.outline != p.outline:  # (both are twice as long as deep: ``square``)
                 continue
             if abs((q.theta - p.theta + math.pi / 2) % math.pi - math.pi / 2) > SQUARE_PAIR_TURN:
                 continue
