@@ -22,6 +22,7 @@ from ..vision.filters import (
     _subpixel_peaks,
     ring_kernel,
 )
+from ..vision.foreground import PATTERN_WINDOW_PX, shadow
 from ..vision.rim_fit import _fit_rims_at
 from ..vision.tag_reader import TOKEN_THICKNESS_IN
 from ..vision.tokens import face_samples, neutral_middle
@@ -278,6 +279,8 @@ class Tokens:
         best = np.lexsort((-resp[rows, cols], on_base))[: 4 * n_max]
         prs, pcs = _subpixel_peaks(resp, rows[best], cols[best])
         fits = _fit_rims_at(ev, 2 * pcs + 0.5, 2 * prs + 0.5, 0.4 * r, r + 0.35 * S, n_rays=64)
+        if kind == "objective":
+            fits = self._fits_out_of_shadow(ev, lab, fits, 2 * pcs + 0.5, 2 * prs + 0.5, r, S)
         found = []
         for i, fit in enumerate(fits):
             if fit is None:
@@ -297,6 +300,39 @@ class Tokens:
             if all(np.hypot(*(xy - k2)) > diameter_in for k2, _ in kept):
                 kept.append((xy, score))
         return kept[:n_max]
+
+    def _fits_out_of_shadow(self, ev: np.ndarray, lab: np.ndarray, fits: list, cx: np.ndarray, cy: np.ndarray,
+                            r: float, S: float) -> list:
+        """Disc fits that found no edge, tried again on the evidence of their window with the
+        table's own shadow taken out (``vision.foreground.shadow``, scaled and keeping the
+        mat's pattern). A shadow (a hand's, an arm's) changes the table as much as a
+        disc does: a white disc lying in one has change all round it and no edge (an
+        objective plain to see at 1080p, in an arm's shadow, never looked at)."""
+        if self._bg_floor is None:
+            return fits
+        H, W = ev.shape
+        R = int(np.ceil(r + 0.35 * S)) + PATTERN_WINDOW_PX + 2
+        out = list(fits)
+        for i in (i for i, f in enumerate(fits) if f is None):
+            x0, y0 = max(int(cx[i]) - R, 0), max(int(cy[i]) - R, 0)
+            x1, y1 = min(int(cx[i]) + R + 1, W), min(int(cy[i]) + R + 1, H)
+            if x1 - x0 < 2 * PATTERN_WINDOW_PX or y1 - y0 < 2 * PATTERN_WINDOW_PX:
+                continue
+            win = (slice(y0, y1), slice(x0, x1))
+            yy, xx = np.ogrid[y0 - cy[i]:y1 - cy[i], x0 - cx[i]:x1 - cx[i]]
+            rr = np.hypot(xx, yy)
+            if np.median(ev[win][(rr > r + 0.1 * S) & (rr < r + 0.35 * S)]) < 0.3:
+                continue  # the table round it is as it was: no shadow to take out
+            dim = shadow(lab[win], self._bg_floor[win], scaled=True, pattern=True).astype(np.uint8)
+            # (single pixels of noise inside a shadow are shadow too: a median of 5)
+            dim = cv2.medianBlur(dim, 5) > 0
+            if dim.mean() < 0.1:
+                continue  # no shadow here: the first fit stands
+            lit = np.where(dim, 0.0, ev[win]).astype(np.float32)
+            out[i] = _fit_rims_at(lit, cx[i:i + 1] - x0, cy[i:i + 1] - y0, 0.4 * r, r + 0.35 * S, n_rays=64)[0]
+            if out[i] is not None:
+                out[i] = (out[i][0] + x0, out[i][1] + y0, *out[i][2:])
+        return out
 
     def _disc_evidence(self, lab: np.ndarray, usable: np.ndarray, kind: str) -> np.ndarray:
         """_untagged_discs' evidence (read-only): a treasure's gold, or for an objective
