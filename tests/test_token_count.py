@@ -202,3 +202,33 @@ def test_a_disc_in_a_hands_shadow_is_found(disc_in_shadow, monkeypatch):
     assert math.hypot(found[0].x - obj["x"], found[0].y - obj["y"]) < 0.05
     for t in truth["tokens"]:
         assert not _near(pipe.judge_still(frame, 4, 0.0).state.fighters, t["x"], t["y"], 0.5), t
+
+
+@pytest.fixture(scope="module")
+def coin_on_dark_mat(request, tmp_path_factory):
+    """A 720p mixed Warcry tuning table (seed 100085, one frame): a plain gold treasure
+    whose dark edge, blurred into the mat, reads as the rim of a 32 mm base."""
+    from conftest import _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100085, "warcry-mixed", "coin-on-dark-mat"))
+
+
+@pytest.mark.slow
+def test_a_coin_whose_edge_reads_as_a_32mm_rim_is_a_treasure(coin_on_dark_mat, monkeypatch):
+    """A 32 mm base round a disc that measures a token's size (within the 2.5 px blur and
+    shade leave) and shows a token's flat face is the disc's own edge, not a fighter
+    (measured when written: a fighter on the coin without the rule, a treasure with it)."""
+    from tracker.detection.token_names import TokenNames
+
+    pipe, frame, truth = coin_on_dark_mat
+    coin = next(t for t in truth["tokens"] if t["kind"] == "treasure" and t.get("style") == "gold")
+
+    with monkeypatch.context() as m:
+        m.setattr(TokenNames, "_token_sized", lambda self, base_mm, xy, kind: base_mm <= 1.2 * 25.4)
+        assert len(_near(pipe.judge_still(frame, 0, 0.0).state.fighters, coin["x"], coin["y"], 0.5)) == 1
+    state = pipe.judge_still(frame, 0, 0.0).state
+    assert _near(state.fighters, coin["x"], coin["y"], 0.5) == []
+    assert len(_near([t for t in state.tokens if t.kind == "treasure"], coin["x"], coin["y"], 0.3)) == 1
+    for f in truth["fighters"]:  # (every fighter in sight still one)
+        if f["visible_fraction"] >= 0.5:
+            assert _near(state.fighters, f["x"], f["y"], 0.75), f

@@ -64,6 +64,9 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         # Token discs not reported as tokens that are still paper, never bases: (xy, read)
         # a tag face not read (yet), or a state tag this table gives no meaning.
         self._paper_discs: list[tuple[np.ndarray, bool]] = []
+        # Every plain disc the token search fitted this look: (xy, kind searched, radius
+        # in inches of its edge as the fit saw it, less the blur's edge bias).
+        self._disc_sizes: list[tuple[np.ndarray, str, float]] = []
         self._full_count = 0
         self._last_tokens = Detections()
         self.light_gain = np.ones(3, np.float32)  # the frame's light / the empty table's, per channel (relight)

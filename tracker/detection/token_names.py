@@ -31,6 +31,30 @@ from .tokens import TOKEN_CAP_MARGIN
 class TokenNames:
     """Settles discs between tokens and bases (a mixin of ``TableDetector``)."""
 
+    def _token_sized(self, base_mm: np.ndarray, xy: np.ndarray, kind: int) -> np.ndarray:
+        """Which of these bases round the plain disc at ``xy`` are no larger than the
+        disc itself might read: up to 1.2 times a token, or up to 1.3 times (a 32 mm base
+        round a 1 in disc) where the disc, as its own fit measured it, is nearer a
+        token's size than that base's and off a token's edge by no more than blur and
+        shade leave (a gold coin's dark edge at 720p, blurred into a teal mat, read as a
+        32 mm green rim). Such a disc is still a token only with a token's flat face
+        (``_styled_token``): a miniature's paint inside a 32 mm base is not one."""
+        token_mm = self._paper_diameter_in() * MM_PER_IN
+        out = base_mm <= 1.2 * token_mm
+        if out.all():
+            return out
+        which = "treasure" if kind == KIND_TREASURE else "objective"
+        sizes = [(float(np.hypot(*(q - xy))), r) for q, k, r in self._disc_sizes if k == which]
+        near = min(sizes, default=(np.inf, 0.0))
+        if near[0] > 0.2:
+            return out
+        disc_mm = 2 * near[1] * MM_PER_IN
+        # (within 2.5 px of a token's edge, as _untagged_discs' fit allows: coins measured
+        # 1.3-1.5 px short at 720p and 1080p, a gold miniature in a white 32 mm base at 4K
+        # 4.3 px)
+        like_token = abs(near[1] - self._paper_diameter_in() / 2) * self.px_per_in <= 2.5
+        return out | ((base_mm <= 1.3 * token_mm) & like_token & (abs(disc_mm - token_mm) < abs(disc_mm - base_mm)))
+
     def _settle_discs(self, bases: Detections, tokens: Detections, lab: np.ndarray,
                       frame: np.ndarray | None = None) -> tuple[Detections, Detections]:
         """A 25 mm base and a 1 in token are the same size from above. A plain disc
@@ -77,7 +101,7 @@ class TokenNames:
                 # round it (a gold miniature on a 40 mm base is no treasure).
                 # (and only a base on the token's own centre: a disc half on a 25 mm
                 # base beside it is that base's rim and miniature, no token)
-                token_sized = bases.base_mm[inside[i]] <= 1.2 * self._paper_diameter_in() * MM_PER_IN
+                token_sized = self._token_sized(bases.base_mm[inside[i]], tokens.xyz[i, :2], int(tokens.kind[i]))
                 styled = token_sized.all() and (d[i][inside[i]] < 0.25).all() \
                     and self._styled_token(lab, tokens.xyz[i, :2]) == tokens.kind[i]
                 if tokens.tag_id[i] >= 0 or styled or (tokens.kind[i] == KIND_OBJECTIVE

@@ -60,6 +60,7 @@ class Tokens:
         0.66 in tag (too small for a whole-frame search) decodes reliably."""
         rows = []
         taken: list[np.ndarray] = []
+        self._disc_sizes = []
 
         def add(xy, z, kind, tag, score):
             taken.append(np.asarray(xy, float))
@@ -294,6 +295,7 @@ class Tokens:
                 continue
             xy = self.floor.to_world(np.array([cx]), np.array([cy]))[0]
             found.append((xy, cover, bool(on_base[best[i]])))
+            self._disc_sizes.append((xy, kind, float((rad - self.edge_bias_px) / S)))
         found.sort(key=lambda f: (f[2], -f[1]))
         kept: list[tuple[np.ndarray, float]] = []
         for xy, score, _ in found:
