@@ -210,7 +210,8 @@ class TokenNames:
         self._mini_seen = seen
         return out
 
-    def _name_discs(self, frame: np.ndarray, rows: list[dict], maybe: list[tuple[np.ndarray, float, float]]) -> None:
+    def _name_discs(self, frame: np.ndarray, rows: list[dict],
+                    maybe: list[tuple[np.ndarray, float, float, int | None]]) -> None:
         """Tags too small or soft to decode, named among the ids the game config lists
         that no token of this look has read: each candidate's code drawn as the camera
         would see it and correlated with the close-up (``vision.tag_match.likeness``),
@@ -219,7 +220,8 @@ class TokenNames:
         than like the game's few others. ``rows``: this look's tokens, those of an
         objective or treasure colour whose tag was not read (-1) are named in place
         (likeness ``name_floor`` or more); ``maybe``: discs nothing claimed (xy, score,
-        diameter), made tokens of their id's kind only on stronger evidence
+        diameter, and a code to beat: the decoder's guess where it was a state
+        token's), made tokens of their id's kind only on stronger evidence
         (``name_disc_floor``, and more like the id's code than like a blob: a disc
         alone does not make a token, a miniature's blob looks like a blurred tag); such a
         disc not clearly one id's is a token of the kind every id it is nearly as like
@@ -241,16 +243,22 @@ class TokenNames:
             per_id[kind_of != r["kind"]] = -1.0  # a disc of an objective's colour is an objective
             like.append(per_id)
             floor.append(self.name_floor)
-        for xy, _, diam in maybe:
-            got = self._tag_likeness(frame, xy, diam, ids)
-            like.append(np.where(got.per_id >= got.blob + self.name_blob_gain, got.per_id, -1.0))
+        for xy, _, diam, decoy in maybe:
+            if decoy is None:
+                got = self._tag_likeness(frame, xy, diam, ids)
+                rival = got.blob
+            else:  # (and more like it than like the decoder's own guess)
+                got = self._tag_likeness(frame, xy, diam, ids + (decoy,))
+                rival = max(got.blob, float(got.per_id[-1]))
+                got = Likeness(got.per_id[:-1], got.blob)
+            like.append(np.where(got.per_id >= rival + self.name_blob_gain, got.per_id, -1.0))
             floor.append(self.name_disc_floor)
         like = np.array(like)
         names = assign(like, np.array(floor), self.name_margin)
         for r, c in zip(named, names):
             if c is not None:
                 r["tag_id"] = ids[c]
-        for (xy, score, _), c, per_id in zip(maybe, names[len(named):], like[len(named):]):
+        for (xy, score, _, _), c, per_id in zip(maybe, names[len(named):], like[len(named):]):
             if c is not None:
                 rows.append({"xyz": (float(xy[0]), float(xy[1]), 0.0), "kind": int(kind_of[c]), "tag_id": ids[c],
                              "score": score})

@@ -90,7 +90,9 @@ class Tokens:
         state_seen: list[tuple[int, np.ndarray]] = []
         paper: list[tuple[np.ndarray, bool]] = []
         no_tag: list[tuple] = []
-        maybe: list[tuple[np.ndarray, float, float]] = []  # discs nothing claimed (_name_discs)
+        # Discs nothing claimed (_name_discs): (xy, score, diameter, the decoder's nearest
+        # code where it was a state token's, else None).
+        maybe: list[tuple[np.ndarray, float, float, int | None]] = []
         for xy, score, which, d in discs:
             if any(np.hypot(*(xy - t)) < d for t in taken):
                 continue
@@ -126,6 +128,15 @@ class Tokens:
                 # plain objective); read again at the next look.
                 taken.append(np.asarray(xy, float))
                 paper.append((np.asarray(xy, float), False))
+                if self.name_state_faces and self._token_kind(got.best) == KIND_STATE \
+                        and self._neutral_disc(lab, xy, d, self.name_disc_chroma):
+                    # Its nearest code a state token's, from a blur of a few cells (an
+                    # Epic objective's tag at 720p is 8 px; 4 of 5 such misses on 8 Epic
+                    # tuning tables): no evidence of a state token where the table uses
+                    # none, so named among the game's ids as any tag face; where it uses
+                    # them, only against that code.
+                    decoy = int(got.best) if self.config.state_tokens is not None else None
+                    maybe.append((np.asarray(xy, float), score, d, decoy))
             elif which == "state":
                 pass  # a disc of the state tokens' size with no state tag: no token
             elif tag is not None:
@@ -150,7 +161,7 @@ class Tokens:
                 add(xy, 0.0, KIND_OBJECTIVE, -1, score)
             if len(rows) == n_rows and tag is None and not tag_face and which != "state" \
                     and face >= self.name_face_min and self._neutral_disc(lab, xy, d, self.name_disc_chroma):
-                maybe.append((np.asarray(xy, float), score, d))
+                maybe.append((np.asarray(xy, float), score, d, None))
         self._name_discs(frame, rows, maybe)
         # Keep cached reads of tokens still lying where they were read; votes of places
         # looked at in the last two looks.

@@ -90,6 +90,11 @@ class Tunables:
     # objectives found 93.4 -> 95.3 %, precision 99.8 % both, control calls agreeing
     # 92.7 -> 93.9 %; Warcry and mixed tables unchanged).
     name_kind_alone = True
+    # ... and a tag face whose nearest code (a blur of a few cells) is a state token's is
+    # named among the game's ids too: as any tag face where the table uses no state
+    # tokens, against that code where it does (8 Epic tuning tables: 4 of 5 objectives
+    # found as discs but never named were such faces).
+    name_state_faces = True
     # ... and only where the decoder saw some tag border darker than the paper
     # beside it (its face score): tags at 720p 15-100, 60 % of the other discs under 10;
     # and whose middle is as neutral as printed card (median chroma; on 29 Epic
