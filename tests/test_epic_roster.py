@@ -59,3 +59,32 @@ def test_beyond_the_ceiling_as_many_as_another_side_lacks_may_be_theirs(config):
     assert list(rivals[extra[:2]]) == [1 << 1, 1 << 1] and not rivals[~np.isin(np.arange(len(dets)), extra)].any()
     dets.rivals = rivals
     assert dets.rival_sides(int(extra[0])) == (1,)
+
+
+@pytest.fixture(scope="module")
+def paper_under_the_count(request, tmp_path_factory):
+    """An Epic tuning table at 1080p (seed 100171, one frame) whose white side has its
+    every stand in sight, and a tagged objective read as one more white stand until the
+    token search takes its disc."""
+    from conftest import _first_frame, _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100171, "epic", "paper-under-count",
+                                             (1920, 1080)))
+
+
+@pytest.mark.slow
+def test_stands_are_counted_against_the_units_after_tokens_take_their_discs(paper_under_the_count):
+    """A paper disc read as a stand of a side whose stands are all in sight put that side
+    one over its units' count, and the least seen stand went: a real one (all stands found
+    from foreground score alike). Counted once tokens have taken their discs, every stand
+    in sight is kept (measured when written: one white stand in the open missed before)."""
+    from evalsets import match
+
+    pipe, frame, truth = paper_under_the_count
+    d = pipe.judge_still(frame, 0).detections
+    stands = d[d.kind == KIND_BASE]
+    true = [f for f in truth["fighters"] if f["visible_fraction"] >= 0.5]
+    pairs = match([(f["x"], f["y"]) for f in true], stands.xyz[:, :2])
+    assert len(pairs) == len(true), (len(pairs), len(true))
+    for t in truth["tokens"]:  # (and no token is a stand)
+        assert not (np.hypot(*(stands.xyz[:, :2] - (t["x"], t["y"])).T) < 0.5).any(), t

@@ -153,6 +153,13 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
             # Tokens not looked for: the ones last found still claim their discs.
             bases, _ = self._settle_discs(bases, self._last_tokens, lab, frame)
             tokens = Detections()
+        if self.config.epic is not None:
+            # A side's stands beyond its units' count, counted once the tokens have taken
+            # their discs: a paper disc read as a white stand had taken a real stand's
+            # place under the count (the token then took the phantom away).
+            keep, unsure = self._within_epic_roster(bases)
+            bases = bases[keep]
+            bases.rivals = bases.rivals | unsure[keep]
         self._refined(raw, bases)
         self._sides_read(raw, bases)
         open_ = self._unnamed(bases, tokens if look_for_tokens else None)
@@ -242,11 +249,10 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
                 and self._bg_floor is not None:
             self._proposed_rounds(lab, usable, hand, bases, platform_labs)
         unsure = np.zeros(len(bases), np.int64)
-        if platforms is None and self.config.epic is not None:
-            keep, unsure = self._within_epic_roster(bases)
-            bases, unsure = bases[keep], unsure[keep]
-        elif platforms is None:
+        if platforms is None and self.config.epic is None:
             unsure = self._beyond_roster(bases)
+        # (Epic stands beyond the units' count: once the tokens have taken their discs,
+        # in detect.)
         bases.rivals = self._side_rivals(bases, evs) | unsure | bases.rivals
         return bases, t2
 
