@@ -300,3 +300,41 @@ def test_an_epic_marker_the_game_lists_and_the_state_lacks_is_ruled_unseen():
     assert by["obj51"].verdict == "too close to call" and by["obj51"].details["unseen"]
     assert "obj51" not in res.control and "obj50" in res.control
     assert control(s, cfg, removed=("obj51",)).rulings[-1].subject == "obj50"  # a removed marker is not missed
+
+
+# -- parts of the table the camera cannot see (world.HiddenArea) ------------------------
+def test_a_hand_near_the_objective_makes_the_call_too_close_only_where_it_could_matter():
+    """Side 0 has one fighter within 3", side 1 one 6" off: side 0 gains. A hand over the
+    table within reach of the objective may hide a fighter of either side there: the call
+    says so instead of guessing; a hand far off, or one that could not change it (side 0
+    two up), leaves the verdict as measured."""
+    from dataclasses import replace
+
+    from tracker.world import HiddenArea
+
+    def hand(x0: float, y0: float) -> HiddenArea:  # a 3 x 2 in patch, its near edge at x0
+        return HiddenArea(((x0, y0), (x0 + 3.0, y0), (x0 + 3.0, y0 + 2.0), (x0, y0 + 2.0)))
+
+    s = state([fighter("a", 0, 2, 0), fighter("b", 1, -6.5, 0)], [objective()])
+    assert objective_control(s).rulings[0].verdict == "yes"
+    near = replace(s, hidden=(hand(3.5, -1.0),))  # 3.5" from the token: a fighter under it may reach
+    r = objective_control(near).rulings[0]
+    assert r.verdict == "too close to call"
+    assert objective_control(near).control == {"obj": 0}  # control still follows what was measured
+    assert any("hand hides part of the table" in n and "look at the table" in n for n in r.notes), r.notes
+    assert r.details["hidden"] == [{"why": "hand", "distance": 3.5}]
+    assert objective_control(replace(s, hidden=(hand(4.5, -1.0),))).rulings[0].verdict == "yes"  # 4.5" off
+    two_up = replace(near, fighters=near.fighters + (fighter("c", 0, -2, 0),))
+    assert objective_control(two_up).rulings[0].verdict == "yes"
+
+
+def test_hidden_areas_round_trip_and_are_checked():
+    from tracker.rules.schema import StateError, parse_world_state
+    from tracker.world import HiddenArea, WorldState
+
+    s = WorldState(hidden=(HiddenArea(((0.0, 0.0), (2.0, 0.0), (2.0, 1.5))),))
+    d = json.loads(json.dumps(s.to_dict()))
+    assert WorldState.from_dict(d) == s and parse_world_state(d) == s
+    d["hidden"][0]["outline"][1] = [2.0, "x"]
+    with pytest.raises(StateError, match=r"hidden\[0\]\.outline\[1\]"):
+        parse_world_state(d)

@@ -61,3 +61,32 @@ def test_bare_is_false_where_a_fighter_stands_or_terrain_hides_the_floor():
     piece = next(p for p in det.terrain if p.type != "low")
     corner = np.asarray(piece.footprint, float)[0]
     assert not det.bare(frame, np.array([[*corner, 0.0]]), np.array([0.5]))[0]
+
+
+def test_a_photo_whose_hand_hides_the_fighter_holding_an_objective_says_look_at_the_table(
+        request, tmp_path_factory):
+    """A judge's photo (a 720p mixed Warcry tuning table, seed 100025, its fifth frame)
+    with a hand over the one fighter within 3" of an objective: the state lists the part
+    of the table the hand hides, and control there is too close to call, not "no side"
+    (measured when written: uncontrolled, called outright, without the hidden area)."""
+    from dataclasses import replace
+
+    from conftest import _first_frame, _tuning_table_cached
+
+    from tracker.rules.warcry import objective_control
+
+    pipe, frame, truth = _first_frame(_tuning_table_cached(request, tmp_path_factory, 100025, "warcry-mixed",
+                                                           "hand-over-holder", frames=8), 4)
+    state = pipe.judge_still(frame, 4, 0.0).state
+    assert state.hidden and all(h.why == "hand" for h in state.hidden)
+    obj = next(t for t in truth["tokens"] if t["kind"] == "objective" and abs(t["x"] - 26.33) < 0.1)
+    seen = [t for t in state.objectives() if abs(t.x - obj["x"]) < 0.5 and abs(t.y - obj["y"]) < 0.5]
+    assert len(seen) == 1
+
+    def call(st):
+        return next(r for r in objective_control(st).rulings if r.subject == seen[0].id)
+
+    assert call(replace(state, hidden=())).verdict == "no"  # (the hidden fighter's side holds it)
+    ruling = call(state)
+    assert ruling.verdict == "too close to call"
+    assert any("hand hides part of the table" in n for n in ruling.notes), ruling.notes

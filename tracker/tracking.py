@@ -23,7 +23,7 @@ from scipy.optimize import linear_sum_assignment
 
 from .config import GameConfig
 from .detection import HAND_MASK_GROWTH_IN, KIND_BASE, KIND_NAMES, KIND_OBJECTIVE, KIND_STATE, KIND_TREASURE, Detections
-from .world import MM_PER_IN, Base, Fighter, Token, WorldState
+from .world import MM_PER_IN, Base, Fighter, HiddenArea, Token, WorldState
 
 UNMATCHED = 1e6
 _SHAPES = {0: "round", 1: "oval", 2: "rect"}
@@ -206,7 +206,7 @@ class FighterTracker:
         return WorldState(frame_index=index, time_s=time_s, fighters=fighters, tokens=tokens,
                           terrain=dets.terrain, hands_over_table=dets.hands, state_tokens=state_tokens,
                           doubts=_undoubted(self._doubts, fighters), unseen_objectives=unseen_objectives(self.config, tokens),
-                          extra={"events": [e.to_dict() for e in self.events[-50:]]})
+                          hidden=hidden_areas(dets), extra={"events": [e.to_dict() for e in self.events[-50:]]})
 
     # -- fighters ----------------------------------------------------------------------
     def note_sizes(self, bases: Detections) -> None:
@@ -660,7 +660,28 @@ def still_state(dets: Detections, config: GameConfig, index: int = 0, time_s: fl
     return WorldState(frame_index=index, time_s=time_s, fighters=tuple(fighters),
                       tokens=tuple(sorted(tokens, key=lambda t: t.id)), terrain=dets.terrain,
                       hands_over_table=dets.hands, doubts=_undoubted(tuple(dets.doubts), tuple(fighters)),
-                      unseen_objectives=unseen_objectives(config, tokens))
+                      unseen_objectives=unseen_objectives(config, tokens), hidden=hidden_areas(dets))
+
+
+def hidden_areas(dets: Detections) -> tuple[HiddenArea, ...]:
+    """The parts of the table hands and arms hide in ``dets`` (its hand mask, grown as
+    the detector grew it: bases there were not looked for), as outlines on the table,
+    simplified to a tenth of an inch. None without hands over the table."""
+    if not dets.hands or dets.hand_mask is None or dets.hand_view is None:
+        return ()
+    import cv2
+
+    view = dets.hand_view
+    contours, _ = cv2.findContours(np.ascontiguousarray(dets.hand_mask, np.uint8), cv2.RETR_EXTERNAL,
+                                   cv2.CHAIN_APPROX_SIMPLE)
+    out = []
+    for c in contours:
+        c = cv2.approxPolyDP(c, 0.1 * view.px_per_in, True).reshape(-1, 2)
+        if len(c) < 3:
+            continue
+        xy = view.to_world(c[:, 0], c[:, 1])
+        out.append(HiddenArea(tuple((round(float(x), 3), round(float(y), 3)) for x, y in xy)))
+    return tuple(out)
 
 
 def unseen_objectives(config: GameConfig, tokens: Sequence[Token]) -> tuple[str, ...]:

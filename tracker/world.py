@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -103,6 +104,35 @@ class Doubt:
     z: float
     radius_in: float
     sides: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class HiddenArea:
+    """A part of the table the camera cannot see now (a hand or an arm over it, as the
+    frame shows it): fighters may stand under it unseen. ``outline``: its outline on the
+    table, (x, y) in inches; rulings it could change say "too close to call"."""
+
+    outline: tuple[tuple[float, float], ...]
+    why: str = "hand"
+
+    def distance_to(self, x: float, y: float) -> float:
+        """How far the point (``x``, ``y``) is from this area (0 inside it).
+
+        >>> HiddenArea(((0.0, 0.0), (2.0, 0.0), (2.0, 2.0), (0.0, 2.0))).distance_to(5.0, 1.0)
+        3.0
+        """
+        pts = self.outline
+        if not pts:
+            return math.inf
+        inside = False
+        best = math.inf
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:] + pts[:1]):
+            if (y0 > y) != (y1 > y) and x < x0 + (y - y0) * (x1 - x0) / (y1 - y0):
+                inside = not inside
+            dx, dy = x1 - x0, y1 - y0
+            t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy)))
+            best = min(best, math.hypot(x - (x0 + t * dx), y - (y0 + t * dy)))
+        return 0.0 if inside else best
 
 
 @dataclass(frozen=True)
@@ -245,6 +275,8 @@ class WorldState:
     # Objectives the game's set-up lists that the camera does not see now (see
     # tracking.unseen_objectives): their control cannot be measured.
     unseen_objectives: tuple[str, ...] = ()
+    # Parts of the table the camera cannot see now (see HiddenArea): hands and arms.
+    hidden: tuple[HiddenArea, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def fighter(self, fighter_id: str) -> Fighter:
@@ -310,6 +342,8 @@ class WorldState:
             doubts=tuple(Doubt(**{**_known(Doubt, q), "sides": tuple(int(s) for s in q.get("sides", ()))})
                          for q in d.get("doubts") or ()),
             unseen_objectives=tuple(str(o) for o in d.get("unseen_objectives") or ()),
+            hidden=tuple(HiddenArea(tuple((float(p[0]), float(p[1])) for p in h.get("outline") or ()),
+                                    str(h.get("why", "hand"))) for h in d.get("hidden") or ()),
             extra=dict(d.get("extra", {})),
         )
 

@@ -24,7 +24,7 @@ from dataclasses import fields
 from typing import Any, Mapping
 
 from tracker.errors import UserError
-from tracker.world import Base, Doubt, Fighter, TerrainPart, TerrainPiece, Token, WorldState
+from tracker.world import Base, Doubt, Fighter, HiddenArea, TerrainPart, TerrainPiece, Token, WorldState
 
 BASE_SHAPES = ("round", "oval", "rect")
 TOKEN_KINDS = ("objective", "treasure")
@@ -208,6 +208,18 @@ def _doubt(d: Any, where: str) -> dict[str, Any]:
             "radius_in": r.num("radius_in", minimum=0.0), "sides": sides}
 
 
+def _hidden(d: Any, where: str) -> dict[str, Any]:
+    r = _R(d, where, _names(HiddenArea))
+    pts = r.list_("outline")
+    if len(pts) < 3:
+        raise StateError(f"{where}.outline: an outline needs at least 3 points, got {len(pts)}")
+    for i, p in enumerate(pts):
+        if (not isinstance(p, (list, tuple)) or len(p) != 2
+                or any(isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) for c in p)):
+            raise StateError(f"{where}.outline[{i}]: {p!r} is not an [x, y] pair of numbers")
+    return {"outline": [[float(p[0]), float(p[1])] for p in pts], "why": r.str_("why", "hand")}
+
+
 def _ids(items: list, where: str) -> list[str]:
     for i, v in enumerate(items):
         if not isinstance(v, str) or not v:
@@ -243,7 +255,8 @@ def parse_world_state(d: Any) -> WorldState:
              "calibration_health": r.str_("calibration_health", "ok"),
              "hands_over_table": r.bool_("hands_over_table", False),
              "doubts": [_doubt(q, f"doubts[{i}]") for i, q in enumerate(r.list_("doubts", []))],
-             "unseen_objectives": _ids(r.list_("unseen_objectives", []), "unseen_objectives"), "extra": dict(extra)}
+             "unseen_objectives": _ids(r.list_("unseen_objectives", []), "unseen_objectives"),
+             "hidden": [_hidden(h, f"hidden[{i}]") for i, h in enumerate(r.list_("hidden", []))], "extra": dict(extra)}
     return WorldState.from_dict(clean)
 
 

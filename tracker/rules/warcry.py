@@ -33,6 +33,10 @@ from .ruling import NO, TOO_CLOSE, YES, Measurement, Ruling, combined_sigma, dis
 
 #: "within 3\"" of an objective.
 CONTROL_RANGE_IN = 3.0
+# A fighter whose middle a hand hides reaches out of the hidden area by its base's
+# radius (a 50 mm base: 1 in): an area this far beyond 3" of an objective may still hide
+# one within 3" of it. (One less hidden is found: the detector looks round the hand.)
+HIDDEN_REACH_IN = 1.0
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,13 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
                 for side in q.sides:
                     hi[side] = hi.get(side, 0) + 1
                 doubts.append({"x": q.x, "y": q.y, "sides": list(q.sides), "distance": round(reach, 3)})
+        hidden = [h for h in state.hidden if h.distance_to(tok.x, tok.y) <= CONTROL_RANGE_IN + HIDDEN_REACH_IN]
+        hi_unhidden = dict(hi)
+        if hidden:
+            # A hand over the table near the objective may hide a fighter of any side
+            # within 3" of it: each side might have one more there.
+            for side in sides:
+                hi[side] = hi.get(side, 0) + 1
         if tok.occluded:
             notes.append(f"objective {tok.id} is occluded; measured at its last known position")
         g = gainer(counts)
@@ -153,6 +164,10 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
                 notes.append("too close to call: " + ", ".join(pivotal) + " within 2 sigma of 3\" could change who gains control")
             if unsure and len(_possible_gainers(lo_plain, hi_plain)) < 2:
                 notes.append(unsure_sides_note(unsure))
+            if hidden and len(_possible_gainers(lo, hi_unhidden)) < 2:
+                notes.append("too close to call: a " + " and a ".join(sorted({h.why for h in hidden}))
+                             + f" hides part of the table within {CONTROL_RANGE_IN + HIDDEN_REACH_IN:g}\" of "
+                             + f"{tok.id}, where a fighter may stand unseen: look at the table")
             if doubts and len(_possible_gainers(lo, hi_seen)) < 2:
                 notes.append("too close to call: the camera saw something of a base's size it could not name "
                              + "; ".join(f"at ({q['x']:.1f}, {q['y']:.1f}), {q['distance']:.1f}\" away, "
@@ -180,7 +195,8 @@ def objective_control(state: WorldState, previous: Mapping[str, int | None] | No
                      "previous": before, "controller": after, "gained_by": g,
                      "uncertain_fighters": uncertain, "pivotal_fighters": pivotal,
                      "possible_gainers": sorted(possible, key=lambda x: (x is None, x)), "doubts": doubts,
-                     "unsure_sides": unsure, "lines": lines}))
+                     "unsure_sides": unsure, "lines": lines,
+                     "hidden": [{"why": h.why, "distance": round(h.distance_to(tok.x, tok.y), 3)} for h in hidden]}))
     for oid in state.unseen_objectives:
         # An objective the set-up lists and the camera does not see (hidden, moved off,
         # its tag unreadable): no distance to it can be measured, so no call is made.
