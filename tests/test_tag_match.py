@@ -134,20 +134,17 @@ def packed_epic_720p(skin_unit_720p_table):
     return _first_frame(skin_unit_720p_table)
 
 
-def test_a_tag_face_no_id_is_clearly_like_is_still_a_token_of_its_kind(packed_epic_720p):
-    """A disc as like a printed tag as the game's codes are (more than like a blob), but
-    nearly as like two ids as one, is still a token: of the kind every such id shares, its
-    id unread (an Epic objective's tag at 720p is 8 px). (Measured when written: one of
-    this frame's objectives in the open, found only so; on 24 Epic tuning tables objective
-    markers found 93.4 -> 95.3 %, none more misplaced or misnamed.)"""
+def _objectives_with_and_without(judged: tuple, switch: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The objectives one frame's look finds with the detector's ``switch`` off, then on:
+    (found, found with a wrong id, found where none is) each time."""
     from tracker.detection import KIND_OBJECTIVE
 
-    pipe, frame, truth_frame = packed_epic_720p
+    pipe, frame, truth_frame = judged
     true = [t for t in truth_frame["tokens"] if t["kind"] == "objective"]
     det = pipe.detector
 
-    def found(alone: bool) -> tuple[int, int, int]:
-        det.name_kind_alone = alone
+    def found(on: bool) -> tuple[int, int, int]:
+        setattr(det, switch, on)
         det._name_votes.clear()
         d = pipe.judge_still(frame, 0).detections
         obj = d[d.kind == KIND_OBJECTIVE]
@@ -156,10 +153,18 @@ def test_a_tag_face_no_id_is_clearly_like_is_still_a_token_of_its_kind(packed_ep
         return len(pairs), wrong, len(obj) - len(pairs)
 
     try:
-        without = found(False)
-        with_ = found(True)
+        return found(False), found(True)
     finally:
-        del det.name_kind_alone
+        delattr(det, switch)
+
+
+def test_a_tag_face_no_id_is_clearly_like_is_still_a_token_of_its_kind(packed_epic_720p):
+    """A disc as like a printed tag as the game's codes are (more than like a blob), but
+    nearly as like two ids as one, is still a token: of the kind every such id shares, its
+    id unread (an Epic objective's tag at 720p is 8 px). (Measured when written: one of
+    this frame's objectives in the open, found only so; on 24 Epic tuning tables objective
+    markers found 93.4 -> 95.3 %, none more misplaced or misnamed.)"""
+    without, with_ = _objectives_with_and_without(packed_epic_720p, "name_kind_alone")
     assert with_[0] >= without[0] + 1, (without, with_)
     assert with_[1] == 0 and with_[2] == 0, with_
 
@@ -176,27 +181,9 @@ def state_like_face_720p(request, tmp_path_factory):
 def test_a_tag_face_nearest_a_state_code_is_still_named_among_the_games_ids(state_like_face_720p):
     """A tag face the decoder finds nearest a state token's code (a blur of 8 px, a few
     cells off) on a table that uses no state tokens is named among the game's ids as any
-    tag face: before, it was left paper, never a token (measured when written: the objective in the open missed in 5 of
-    this table's 8 frames; named with its own id with the rule; no phantom, no wrong id)."""
-    from tracker.detection import KIND_OBJECTIVE
-
-    pipe, frame, truth_frame = state_like_face_720p
-    true = [t for t in truth_frame["tokens"] if t["kind"] == "objective"]
-    det = pipe.detector
-
-    def found(on: bool) -> tuple[int, int, int]:
-        det.name_state_faces = on
-        det._name_votes.clear()
-        d = pipe.judge_still(frame, 0).detections
-        obj = d[d.kind == KIND_OBJECTIVE]
-        pairs = match([(t["x"], t["y"]) for t in true], obj.xyz[:, :2])
-        wrong = sum(obj.tag_id[j] not in (-1, true[i]["tag_id"]) for i, j, _ in pairs)
-        return len(pairs), wrong, len(obj) - len(pairs)
-
-    try:
-        without = found(False)
-        with_ = found(True)
-    finally:
-        del det.name_state_faces
+    tag face: before, it was left paper, never a token (measured when written: the
+    objective in the open missed in 5 of this table's 8 frames; named with its own id with
+    the rule; no phantom, no wrong id)."""
+    without, with_ = _objectives_with_and_without(state_like_face_720p, "name_state_faces")
     assert with_[0] >= without[0] + 1, (without, with_)
     assert with_[1] == 0 and with_[2] == 0, with_
