@@ -121,18 +121,11 @@ class HiddenArea:
         >>> HiddenArea(((0.0, 0.0), (2.0, 0.0), (2.0, 2.0), (0.0, 2.0))).distance_to(5.0, 1.0)
         3.0
         """
-        pts = self.outline
-        if not pts:
+        if len(self.outline) < 3:
             return math.inf
-        inside = False
-        best = math.inf
-        for (x0, y0), (x1, y1) in zip(pts, pts[1:] + pts[:1]):
-            if (y0 > y) != (y1 > y) and x < x0 + (y - y0) * (x1 - x0) / (y1 - y0):
-                inside = not inside
-            dx, dy = x1 - x0, y1 - y0
-            t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy)))
-            best = min(best, math.hypot(x - (x0 + t * dx), y - (y0 + t * dy)))
-        return 0.0 if inside else best
+        from shapely.geometry import Point, Polygon
+
+        return float(Polygon(self.outline).distance(Point(x, y)))
 
 
 @dataclass(frozen=True)

@@ -49,10 +49,10 @@ class TokenNames:
         if near[0] > 0.2:
             return out
         disc_mm = 2 * near[1] * MM_PER_IN
-        # (within 2.5 px of a token's edge, as _untagged_discs' fit allows: coins measured
-        # 1.3-1.5 px short at 720p and 1080p, a gold miniature in a white 32 mm base at 4K
-        # 4.3 px)
-        like_token = abs(near[1] - self._paper_diameter_in() / 2) * self.px_per_in <= 2.5
+        # (its edge within 2.5 px of a token's, as _untagged_discs' fit allows: coins
+        # measured 1.3-1.5 px short at 720p and 1080p, a gold miniature in a white 32 mm
+        # base at 4K 4.3 px)
+        like_token = abs(disc_mm - token_mm) / 2 / MM_PER_IN * self.px_per_in <= 2.5
         return out | ((base_mm <= 1.3 * token_mm) & like_token & (abs(disc_mm - token_mm) < abs(disc_mm - base_mm)))
 
     def _settle_discs(self, bases: Detections, tokens: Detections, lab: np.ndarray,

@@ -119,15 +119,21 @@ def _kind(v: Any) -> str:
         type(v), type(v).__name__)
 
 
-def _polygon(pts: list, where: str) -> list[list[float]]:
+def _points(pts: list, where: str, what: str = "a footprint") -> list[list[float]]:
+    """At least three finite [x, y] pairs, as floats."""
     if len(pts) < 3:
-        raise StateError(f"{where}: a footprint needs at least 3 points, got {len(pts)}")
+        raise StateError(f"{where}: {what} needs at least 3 points, got {len(pts)}")
     out = []
     for i, p in enumerate(pts):
         if (not isinstance(p, (list, tuple)) or len(p) != 2
                 or any(isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) for c in p)):
             raise StateError(f"{where}[{i}]: {p!r} is not an [x, y] pair of numbers")
         out.append([float(p[0]), float(p[1])])
+    return out
+
+
+def _polygon(pts: list, where: str) -> list[list[float]]:
+    out = _points(pts, where)
     from shapely.geometry import Polygon
     poly = Polygon(out)
     if poly.area <= 0:
@@ -210,14 +216,8 @@ def _doubt(d: Any, where: str) -> dict[str, Any]:
 
 def _hidden(d: Any, where: str) -> dict[str, Any]:
     r = _R(d, where, _names(HiddenArea))
-    pts = r.list_("outline")
-    if len(pts) < 3:
-        raise StateError(f"{where}.outline: an outline needs at least 3 points, got {len(pts)}")
-    for i, p in enumerate(pts):
-        if (not isinstance(p, (list, tuple)) or len(p) != 2
-                or any(isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) for c in p)):
-            raise StateError(f"{where}.outline[{i}]: {p!r} is not an [x, y] pair of numbers")
-    return {"outline": [[float(p[0]), float(p[1])] for p in pts], "why": r.str_("why", "hand")}
+    # (A hand's outline may cross itself where it was simplified: not held to a footprint's rules.)
+    return {"outline": _points(r.list_("outline"), f"{where}.outline", "an outline"), "why": r.str_("why", "hand")}
 
 
 def _ids(items: list, where: str) -> list[str]:
