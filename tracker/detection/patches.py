@@ -16,7 +16,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..base_shapes import SHAPE_CODES, depth_inside
+from ..base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside
 from ..vision.boundary import boundary, boundary_offset, outline_on_boundary
 from ..vision.foreground import foreground, shadow
 from ..vision.pursuit import along_outline, read_at, rim_offsets, side_of_patch
@@ -197,6 +197,15 @@ class Patches:
             self._doubt(p.col, p.row, o, {si for si, _ in short}, view)
             return None
         S = self.px_per_in
+        anchored = self._rim_in_patch(fg, view, keys, shapes, short, p.col, p.row) if self.pursue_rim_anchor else None
+        if anchored is not None:
+            k, cx, cy, theta, side = anchored
+            key, o = keys[k], shapes[k]
+            cand = {"row": cy, "col": cx, "side": side, "base_mm": key[1], "view": view, "score": self.min_coverage,
+                    "theta": theta, "resid": 0.0, "corr": p.response, "sides": 0, "rank": -1.0 + 0.01 * p.response,
+                    "from_foreground": True, "rivals": 0, "shape": SHAPE_CODES[key[0]], "size_mm": (key[1], key[2]),
+                    "spec": next(sp for si, sp in self._shaped if (sp.shape, sp.width_mm, sp.depth_mm) == key)}
+            return cand
         k, cx, cy, theta, share = outline_on_boundary(edge, p.col, p.row, shapes, reach=self.pursue_round_reach_in * S,
                                                       offset=offset, facing=self._toward_camera(view, p.col, p.row)
                                                       if self.pursue_facing else None)
@@ -231,6 +240,54 @@ class Patches:
             cand.update(shape=SHAPE_CODES[key[0]], size_mm=(key[1], key[2]),
                         spec=next(sp for si, sp in self._shaped if (sp.shape, sp.width_mm, sp.depth_mm) == key))
         return cand
+
+    def _filled(self, view: int, shape: str, hx: float, hy: float, theta: float, col: float, row: float,
+                fg: np.ndarray | None = None) -> float:
+        """How much of an outline (half-axes ``hx``, ``hy`` view pixels, at (``col``,
+        ``row``) in ``view``, turned ``theta``) lies on what is not the table: the share of
+        its rim's points on the view's foreground less the table's shadows (``fg``, else
+        made once a look per view). A base's rim is foreground where seen and where a
+        miniature hides it; an outline borrowing another base's rim runs over bare table."""
+        if fg is None:
+            fg = self._filled_fg.get(view)
+        if fg is None:
+            v, _ = self._view_and_height(view)
+            bg = self._bg_floor if view < 0 else (self._bg_platforms[view] if view < len(self._bg_platforms) else None)
+            lab = self._ring_labs.get(view)
+            if bg is None or lab is None:
+                return 0.0
+            usable = self._usable.get(view, v.valid)
+            fg = np.where(shadow(lab, bg, pattern=True), 0.0, foreground(lab, bg, usable)).astype(np.float32)
+            self._filled_fg[view] = fg
+        return float((read_at(fg, col, row, *rim_offsets(Outline(shape, hx, hy), theta)) >= 0.5).mean())
+
+    def _rim_in_patch(self, fg: np.ndarray, view: int, keys: list[tuple[str, float, float]], shapes: list[Outline],
+                      short: dict, col: float, row: float) -> tuple[int, float, float, float, int] | None:
+        """A rim fit of an oval or rectangle (of ``keys``, in view pixels ``shapes``) its
+        side is ``short`` of, refused for the little of its rim it saw
+        (``_refused_shapes``), lying in this patch of foreground ``fg`` (its centre within
+        half its length of the patch's placement (``col``, ``row``), its inside mostly not
+        the table: the rest of its outline is hidden under a miniature, not bare):
+        (outline index, col, row, theta, side) of the best seen such fit, or None. A
+        miniature overhanging its base makes the patch's boundary the miniature's; the
+        rim's crescent is the base's own edge. (``_filled``: its outline on foreground.)"""
+        best = None
+        for r in self._refused_shapes:
+            if r["view"] != view:
+                continue
+            key = (SHAPE_NAMES[r["shape"]], float(r["size_mm"][0]), float(r["size_mm"][1]))
+            if key not in keys or short.get((r["side"], key), 0) <= 0 or r.get("anchored"):
+                continue
+            k = keys.index(key)
+            if np.hypot(r["col"] - col, r["row"] - row) > shapes[k].hx \
+                    or self._filled(view, key[0], shapes[k].hx, shapes[k].hy, r["theta"], r["col"], r["row"],
+                                    fg) < self.outline_filled:
+                continue
+            if best is None or r["score"] > best[0]["score"]:
+                best = (r, k)
+        if best is not None:
+            best[0]["anchored"] = True  # (one patch's base)
+        return None if best is None else (best[1], best[0]["col"], best[0]["row"], best[0]["theta"], best[0]["side"])
 
     def _sided_by_unit(self, undecided: list[tuple[dict, dict[int, float]]], found: Detections,
                        sided: list[dict]) -> list[dict]:

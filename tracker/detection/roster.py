@@ -159,6 +159,11 @@ class Roster:
             gone = [f for f in rounds if inside(f)]
             if any(f["score"] > c["score"] for f in gone):
                 continue  # (a round base seen better than the outline's rim is: that base)
+            if self._filled(c["view"], SHAPE_NAMES[c["shape"]], w / 2, d / 2, c["theta"], c["col"],
+                            c["row"]) < self.outline_filled:
+                # Its inside mostly bare table: no base under a miniature, but a round
+                # base's rim borrowed by a longer outline.
+                continue
             if any(n > beyond.get((c["side"], o), 0) for o, n in sizes.items()) and \
                     any(self.outline_over_round * f["score"] > c["score"] for f in gone):
                 # A round base the roster has room for may be just that, unless the

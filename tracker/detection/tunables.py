@@ -129,6 +129,11 @@ class Tunables:
     # the roster has room for, where the outline's rim is seen this many times better.
     rounds_as_outlines = True
     outline_over_round = 1.5
+    # ... and only where this share of its outline lies on what is not the table
+    # (foreground less shadows, _filled): a base under its miniature does, an oval
+    # borrowing a round base's rim runs over bare table (a 720p tuning frame's: 0.8 and
+    # 1.0 against 0.33-0.63).
+    outline_filled = 0.75
     suspect_round_coverage = 0.5  # (_suspect_rounds)
     pursue_max_depth_px = 20.0
     pursue_threshold = 0.55
@@ -208,5 +213,10 @@ class Tunables:
     # of it at least, ``side_colour_ratio`` times the fitted side's share.
     sides_by_colour, side_colour_share, side_colour_ratio = True, 0.1, 2.0
     side_colour_inner_in = 0.2  # (past a rim's 2-3.5 mm: paint that goes on inward is no rim)
+    # A base's patch holding a rim fit of its outline refused for how little rim it saw,
+    # the fit's inside at least ``outline_filled`` not the table: the fit places it (a
+    # miniature overhanging its oval hides most of the rim and makes the patch's boundary
+    # its own).
+    pursue_rim_anchor = True
     pursue_round_offset_px = 1.5  # (the boundary's offset, where no base shows it)
     pursue_round_size_step_mm = 10.0  # (sizes a patch may be taken for: 25/32/40/50/60 mm)
