@@ -154,9 +154,18 @@ class ShapedBases:
         two touching stands, has a bare one; not so a side covered by terrain or a hand:
         ``side_covered()``, _long_side_covered, asked only when that decides), and no rim
         through its middle."""
+        if abs(fit.offset - self.edge_bias_px) > 1.5:
+            return False
         # Both ends show some rim too: an outline borrowing one stand's long rim and
-        # a paper marker's edge (nothing at its ends) is not a stand.
-        if abs(fit.offset - self.edge_bias_px) > 1.5 or fit.band_mean[0] + fit.band_mean[1] < self.min_ends_shaped:
+        # a paper marker's edge (nothing at its ends) is not a stand. Unless both long
+        # sides show it well, most of the outline is seen and nothing lies through its
+        # middle: in a file of white-rimmed stands touching long side to long side, the
+        # file's edge (the stands' ends) shows faintly on one side, and an outline
+        # turned a quarter across two stands, their shared rim through its middle, was
+        # kept instead.
+        if fit.band_mean[0] + fit.band_mean[1] < self.min_ends_shaped and not (
+                fit.score >= self.min_coverage_clean and fit.cross <= self.max_cross_clean
+                and min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_clean):
             return False
         # An outline seen nearly all round, both long sides well, is a base whatever lies
         # through its middle: a miniature painted near the rim's colour (a purple beast on

@@ -106,6 +106,9 @@ class Tunables:
     min_band_shaped = 0.06  # rim evidence along each long side, at least
     max_cross_shaped = 0.3  # rim evidence through the middle, at most
     min_ends_shaped = 0.3  # rim evidence on the two ends together, at least
+    # ... unless (_shape_fit_ok) this much of the outline is seen, each long side shows
+    # this much rim and nothing this much lies through the middle
+    min_coverage_clean, min_band_clean, max_cross_clean = 0.55, 0.25, 0.05
     # An oval with one long side hidden is a base with this much of its outline seen
     # and this much rim evidence on each end.
     min_coverage_oval_side_hidden, min_ends_oval_side_hidden = 0.5, 0.4
