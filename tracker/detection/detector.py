@@ -118,7 +118,7 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
     def __getstate__(self) -> dict:
         # (Sent to the look worker: the last frame's caches are not.)
         return {**self.__dict__, "_last_relit": None, "_last_hand": None, "_disc_ev": None,
-                "_shape_spectra": {}, "_follow_spectra": {}, "_lit_fg": {}, "_filled_fg": {}}
+                "_shape_spectra": {}, "_follow_spectra": {}, "_lit_fg": {}}
 
     def detect(self, frame: np.ndarray, markers: Any = None) -> Detections:
         """Bases, tokens and terrain in one frame. ``markers``: the frame's ArUco
@@ -184,7 +184,6 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         self._usable = {-1: usable}
         self._refused_shapes = []
         self._lit_fg: dict[int, np.ndarray] = {}  # (_lit_foreground, per view, this look)
-        self._filled_fg: dict[int, np.ndarray] = {}  # (_filled, per view, this look)
         evs: dict[tuple[int, int], np.ndarray] = {}
         cands = self._find_rings(lab, self._rims_floor, usable, -1, evs)
         platform_labs = {}

@@ -15,10 +15,12 @@ import numpy as np
 
 from ..base_shapes import (
     SHAPE_CODES,
+    SHAPE_NAMES,
     depth_inside,
     fit_shapes,
     outline_kernel,
     outline_samples,
+    shape_polygon,
 )
 from ..vision.filters import (
     _blob_boxes,
@@ -27,6 +29,7 @@ from ..vision.filters import (
     _nearest_peak_key,
     _subpixel_peaks,
 )
+from ..vision.stands import Outline, inside_mean
 from ..vision.views import PlaneView
 from ..world import MM_PER_IN
 from .detections import KIND_BASE
@@ -103,6 +106,7 @@ class ShapedBases:
         for (view, side, spec), group in _groups(cands, lambda c: (c["view"], c["side"], c["spec"])).items():
             hx, hy = spec.width_mm / MM_PER_IN / 2 * S, spec.depth_mm / MM_PER_IN / 2 * S
             fits = self._fit_outlines(evs[(view, side)], spec, group)
+            kept, faint_ends = [], []
             for c, fit in zip(group, fits):
                 if fit is None:
                     continue
@@ -116,9 +120,64 @@ class ShapedBases:
                                           lambda fit=fit: self._long_side_covered(fit, spec.shape, hx, hy, view)):
                     if abs(fit.offset - self.edge_bias_px) <= 1.5:  # (its size right: _rounds_as_outline)
                         self._refused_shapes.append(row)
+                        if fit.cross <= self.max_cross_clean and fit.score >= self.min_coverage_shaped \
+                                and min(fit.band_mean[2], fit.band_mean[3]) >= self.min_band_shaped:
+                            faint_ends.append(row)  # (refused for its ends alone)
                     continue
-                out.append(row)
+                kept.append((row, fit.cross))
+            taken: set[int] = set()  # (each refused fit stands for one stand)
+            clean = [row for row, cross in kept if cross < self.across_two_cross]
+            out += [self._across_two(row, cross, faint_ends, hx, taken, clean) for row, cross in kept]
         return out
+
+    def _across_two(self, row: dict, cross: float, faint_ends: list[dict], hx: float, taken: set[int],
+                    clean: list[dict]) -> dict:
+        """A kept fit with rim through its middle (``cross``) lying a quarter turn across a
+        fit refused only for its faint ends (``faint_ends``: both long sides' rim seen,
+        nothing through its middle), seen nearly as well: the latter instead, the nearest
+        such not ``taken`` by another, overlapping no ``clean`` kept fit (bases do not
+        overlap: a fit in the gap between two stands lies half on each), and holding
+        figures (_holds_figures). Two stands touching long side to long side make a square whose shared rim a
+        quarter-turned outline crosses; where the file's edge (their ends) shows faintly,
+        each stand was refused and the outline across two kept."""
+        if cross < self.across_two_cross:
+            return row
+        alts = [f for f in faint_ends if id(f) not in taken and np.hypot(f["col"] - row["col"], f["row"] - row["row"]) <= hx
+                and abs((f["theta"] - row["theta"] + np.pi / 2) % np.pi - np.pi / 2) >= np.radians(60)
+                and f["score"] >= self.across_two_score * row["score"] and self._holds_figures(f)
+                and not self._overlaps_any(f, clean)]
+        if not alts:
+            return row
+        alt = min(alts, key=lambda f: np.hypot(f["col"] - row["col"], f["row"] - row["row"]))
+        taken.add(id(alt))
+        return dict(alt)
+
+    def _overlaps_any(self, f: dict, rows: list[dict]) -> bool:
+        """Whether shaped fit ``f`` overlaps any of ``rows`` (shaped fits of its view) by
+        ``across_two_overlap`` of its area or more."""
+        def poly(r: dict) -> Any:
+            w, d = r["size_mm"]
+            return shape_polygon(SHAPE_NAMES[r["shape"]], w / MM_PER_IN * self.px_per_in, d / MM_PER_IN * self.px_per_in,
+                                 r["col"], r["row"], float(np.degrees(r["theta"])))
+        reach = max(f["size_mm"]) / MM_PER_IN * self.px_per_in
+        near = [r for r in rows if r is not f and r["view"] == f["view"]
+                and np.hypot(r["col"] - f["col"], r["row"] - f["row"]) < reach]
+        if not near:
+            return False
+        p = poly(f)
+        return any(p.intersection(poly(r)).area >= self.across_two_overlap * p.area for r in near)
+
+    def _holds_figures(self, f: dict) -> bool:
+        """Whether a shaped fit's inside is mostly not the table (``across_two_inside`` of
+        the foreground less shadows): a stand's figures. A fit in the gap between two
+        stands borrows their long rims and shows bare table within."""
+        hx, hy = (m / MM_PER_IN * self.px_per_in / 2 for m in f["size_mm"])
+        near = self._fg_near(f["view"], f["col"], f["row"], np.hypot(hx, hy) + 3)
+        if near is None:
+            return True
+        fg, c0, r0 = near
+        return inside_mean(fg, Outline(SHAPE_NAMES[f["shape"]], hx, hy), f["theta"], f["col"] - c0,
+                           f["row"] - r0) >= self.across_two_inside
 
     def _fit_outlines(self, ev: np.ndarray, spec: Any, cands: list[dict]) -> list:
         """base_shapes.fit_shapes of the outline ``spec`` at each candidate (col, row,

@@ -109,6 +109,11 @@ class Tunables:
     # ... unless (_shape_fit_ok) this much of the outline is seen, each long side shows
     # this much rim and nothing this much lies through the middle
     min_coverage_clean, min_band_clean, max_cross_clean = 0.55, 0.25, 0.05
+    # A kept fit with this much rim through its middle, a quarter turn across a fit
+    # refused only for its ends seen at least this share as well: that fit (_across_two)
+    across_two_cross, across_two_score = 0.1, 0.9
+    across_two_inside = 0.75  # ... and whose inside is this much not the table (_holds_figures)
+    across_two_overlap = 0.2  # ... overlapping no clean kept fit by this share of its area
     # An oval with one long side hidden is a base with this much of its outline seen
     # and this much rim evidence on each end.
     min_coverage_oval_side_hidden, min_ends_oval_side_hidden = 0.5, 0.4
