@@ -85,6 +85,7 @@ class Tunables:
     # plain or hollow dark square (miniatures and shadows reached 0.86 alone) ...
     name_floor, name_margin, name_disc_floor = 0.6, 0.06, 0.6
     name_blob_gain = 0.05
+    name_blob_share = 0.5  # (or half what the blob leaves unexplained, if less: _name_discs)
     # ... and a disc that clears both but is nearly as like (``name_margin``) other ids is
     # still a token of the kind all those ids share, its id unread (24 Epic tuning tables:
     # objectives found 93.4 -> 95.3 %, precision 99.8 % both, control calls agreeing
