@@ -118,6 +118,20 @@ def _first_frame(table: tuple[Path, dict], index: int = 0) -> tuple:
     return pipe, frame, truth["frames"][index]
 
 
+def _judged_with(pipe, frame, index: int = 0, **tunables):
+    """One frame judged alone (``judge_still``) with the detector's ``tunables`` set as
+    given, each put back after: its Detections."""
+    det = pipe.detector
+    before = {k: getattr(det, k) for k in tunables}
+    for k, v in tunables.items():
+        setattr(det, k, v)
+    try:
+        return pipe.judge_still(frame, index, 0.0).detections
+    finally:
+        for k, v in before.items():
+            setattr(det, k, v)
+
+
 @pytest.fixture(scope="module")
 def epic_720p(epic_720p_table):
     """``epic_720p_table``'s pipeline (this module's own), first frame and its truth."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import _first_frame
+from conftest import _first_frame, _judged_with
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +169,6 @@ def test_an_oval_under_an_overhanging_miniature_is_placed_by_its_rim_not_the_min
     (Measured when written: the purple oval a red one 0.53 in off and the 25 mm base an
     oval without; both right, the oval within 0.12 in, with.)"""
     pipe, frame, truth = overhung
-    det = pipe.detector
     oval = next(t for t in truth["fighters"] if t["shape"] == "oval" and abs(t["x"] - 6.0) < 0.3
                 and abs(t["y"] - 12.3) < 0.3)
     small = next(t for t in truth["fighters"] if t["base_mm"] == 25.0 and abs(t["x"] - 11.9) < 0.3
@@ -179,11 +178,7 @@ def test_an_oval_under_an_overhanging_miniature_is_placed_by_its_rim_not_the_min
         return [j for j in range(len(b)) if np.hypot(*(b.xyz[j, :2] - (t["x"], t["y"]))) < reach]
 
     def judged(on: bool):
-        det.pursue_rim_anchor, det.outline_filled = on, 0.75 if on else 0.0
-        try:
-            d = pipe.judge_still(frame, 6, 0.0).detections
-        finally:
-            det.pursue_rim_anchor, det.outline_filled = True, 0.75
+        d = _judged_with(pipe, frame, 6, pursue_rim_anchor=on, outline_filled=0.75 if on else 0.0)
         return d[d.kind == 0]
 
     b = judged(False)

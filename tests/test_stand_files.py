@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import _first_frame, _tuning_table_cached
+from conftest import _first_frame, _judged_with, _tuning_table_cached
 
 
-def _worst(pipe, frame, index: int, stands: list[dict]) -> tuple[float, float]:
+def _worst(pipe, frame, index: int, stands: list[dict], **tunables) -> tuple[float, float]:
     """The largest distance (in) and turn (degrees) from each of ``stands`` to the base
-    judged nearest it on frame ``index``."""
-    d = pipe.judge_still(frame, index, 0.0).detections
+    judged nearest it on frame ``index`` (with the detector's ``tunables``)."""
+    d = _judged_with(pipe, frame, index, **tunables)
     b = d[d.kind == 0]
     off, turn = 0.0, 0.0
     for t in stands:
@@ -44,14 +44,9 @@ def test_a_stand_with_clean_long_sides_stands_though_one_end_is_faint(file_of_st
     stands found turned 90 degrees 0.5 in off without; all three within 0.11 in and 1
     degree with)."""
     pipe, frame, truth = file_of_stands
-    det = pipe.detector
     stands = _file(truth, 62.3, 39.2)
     assert len(stands) == 3
-    det.min_coverage_clean, det.across_two_cross = 2.0, float("inf")
-    try:
-        off, turn = _worst(pipe, frame, 2, stands)
-    finally:
-        det.min_coverage_clean, det.across_two_cross = 0.55, 0.1
+    off, turn = _worst(pipe, frame, 2, stands, min_coverage_clean=2.0, across_two_cross=float("inf"))
     assert off > 0.3 and turn > 45.0, (off, turn)
     off, turn = _worst(pipe, frame, 2, stands)
     assert off < 0.15 and turn < 5.0, (off, turn)
@@ -74,14 +69,9 @@ def test_an_outline_across_two_stands_gives_way_to_a_stand_refused_for_a_faint_e
     the three stands read turned 90 degrees without; all three within 0.1 in and 5 degrees
     with.)"""
     pipe, frame, truth = purple_file
-    det = pipe.detector
     stands = _file(truth, 57.0, 13.85)
     assert len(stands) == 3
-    det.across_two_cross = float("inf")
-    try:
-        off, turn = _worst(pipe, frame, 2, stands)
-    finally:
-        det.across_two_cross = 0.1
+    off, turn = _worst(pipe, frame, 2, stands, across_two_cross=float("inf"))
     assert turn > 45.0, (off, turn)
     off, turn = _worst(pipe, frame, 2, stands)
     assert off < 0.15 and turn < 5.0, (off, turn)
@@ -101,16 +91,11 @@ def test_an_outline_in_the_gap_between_two_stands_replaces_nothing(loose_pair):
     bare table, no figures (``_holds_figures``). (Measured when written: a stand more in
     the gap, 0.8 in from either true one, without; none with.)"""
     pipe, frame, truth = loose_pair
-    det = pipe.detector
     pair = [t for t in truth["fighters"] if abs(t["x"] - 55.7) < 1.2 and abs(t["y"] - 34.8) < 0.6]
     assert len(pair) == 2
 
     def in_gap(inside: float) -> int:
-        det.across_two_inside = inside
-        try:
-            d = pipe.judge_still(frame, 0, 0.0).detections
-        finally:
-            det.across_two_inside = 0.75
+        d = _judged_with(pipe, frame, 0, across_two_inside=inside)
         b = d[d.kind == 0]
         far = [j for j in range(len(b)) if abs(b.xyz[j, 0] - 55.7) < 1.2 and abs(b.xyz[j, 1] - 34.8) < 0.6
                and min(np.hypot(b.xyz[j, 0] - t["x"], b.xyz[j, 1] - t["y"]) for t in pair) > 0.3]

@@ -209,17 +209,14 @@ def test_a_face_its_code_explains_better_than_a_blob_does_is_named(blob_like_fac
     tables: objectives found 97.5 -> 97.9 %, token precision 99.9 % both.)"""
     from tracker.detection import KIND_OBJECTIVE
 
+    from conftest import _judged_with
+
     pipe, frame, truth = blob_like_face_720p
-    det = pipe.detector
     obj = next(t for t in truth["tokens"] if t.get("tag_id") == 50)
 
     def named(share: float) -> list:
-        det.name_blob_share = share
-        det._name_votes.clear()
-        try:
-            d = pipe.judge_still(frame, 1).detections
-        finally:
-            det.name_blob_share = 0.5
+        pipe.detector._name_votes.clear()
+        d = _judged_with(pipe, frame, 1, name_blob_share=share)
         o = d[d.kind == KIND_OBJECTIVE]
         return [int(o.tag_id[j]) for j in range(len(o)) if np.hypot(*(o.xyz[j, :2] - (obj["x"], obj["y"]))) < 0.3]
 
