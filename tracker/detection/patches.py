@@ -200,12 +200,7 @@ class Patches:
         anchored = self._rim_in_patch(fg, view, keys, shapes, short, p.col, p.row) if self.pursue_rim_anchor else None
         if anchored is not None:
             k, cx, cy, theta, side = anchored
-            key, o = keys[k], shapes[k]
-            cand = {"row": cy, "col": cx, "side": side, "base_mm": key[1], "view": view, "score": self.min_coverage,
-                    "theta": theta, "resid": 0.0, "corr": p.response, "sides": 0, "rank": -1.0 + 0.01 * p.response,
-                    "from_foreground": True, "rivals": 0, "shape": SHAPE_CODES[key[0]], "size_mm": (key[1], key[2]),
-                    "spec": next(sp for si, sp in self._shaped if (sp.shape, sp.width_mm, sp.depth_mm) == key)}
-            return cand
+            return self._patch_base(p, view, keys[k], shapes[k], cx, cy, theta, side, 0)
         k, cx, cy, theta, share = outline_on_boundary(edge, p.col, p.row, shapes, reach=self.pursue_round_reach_in * S,
                                                       offset=offset, facing=self._toward_camera(view, p.col, p.row)
                                                       if self.pursue_facing else None)
@@ -231,6 +226,13 @@ class Patches:
             # tables 31 of 33 such patches were a fighter the state lacked, 22 of that side.
             side = next(iter(sides))
             rivals = sum(1 << s.index for s in self.config.sides if s.index != side)
+        return self._patch_base(p, view, key, o, cx, cy, theta, side, rivals)
+
+    def _patch_base(self, p: Any, view: int, key: tuple[str, float, float], o: Outline, cx: float, cy: float,
+                    theta: float, side: int, rivals: int) -> dict:
+        """The candidate row of a base of outline ``key`` (``o`` in view pixels) placed
+        in the patch ``p`` at (``cx``, ``cy``) turned ``theta``: ranked below every base
+        fitted by its rim."""
         cand = {"row": cy, "col": cx, "side": side, "base_mm": key[1], "view": view, "score": self.min_coverage,
                 "theta": theta, "resid": 0.0, "corr": p.response, "sides": 0, "rank": -1.0 + 0.01 * p.response,
                 "from_foreground": True, "rivals": rivals}
@@ -247,7 +249,7 @@ class Patches:
         few pixels beyond), and the window's origin (col, row); None without the empty
         table's view. (A window: the whole view's costs a look tens of milliseconds.)"""
         v, _ = self._view_and_height(view)
-        bg = self._bg_floor if view < 0 else (self._bg_platforms[view] if view < len(self._bg_platforms) else None)
+        bg = self._empty_view(view)
         lab = self._ring_labs.get(view)
         if bg is None or lab is None:
             return None
@@ -282,10 +284,11 @@ class Patches:
         side is ``short`` of, refused for the little of its rim it saw
         (``_refused_shapes``), lying in this patch of foreground ``fg`` (its centre within
         half its length of the patch's placement (``col``, ``row``), its inside mostly not
-        the table: the rest of its outline is hidden under a miniature, not bare):
+        the table: the rest of its outline is hidden under a miniature, not bare, as
+        ``_filled`` measures):
         (outline index, col, row, theta, side) of the best seen such fit, or None. A
         miniature overhanging its base makes the patch's boundary the miniature's; the
-        rim's crescent is the base's own edge. (``_filled``: its outline on foreground.)"""
+        rim's crescent is the base's own edge."""
         best = None
         for r in self._refused_shapes:
             if r["view"] != view:

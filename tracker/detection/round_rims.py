@@ -382,7 +382,7 @@ class RoundRims:
         if thin is not None and thin < self.solid_thin_max and float(e[middle].mean()) > self.solid_middle_min:
             return False
         lab = self._ring_labs.get(view)
-        bg = self._bg_floor if view < 0 else (self._bg_platforms[view] if view < len(self._bg_platforms) else None)
+        bg = self._empty_view(view)
         if lab is None or bg is None or self._background_bgr is None or self._background_bgr is self._frame_background:
             return True
         d = lab[r0:r1, c0:c1][middle] - bg[r0:r1, c0:c1][middle]
@@ -403,7 +403,7 @@ class RoundRims:
         no base found at the right size and place under 0.2 below score 0.35. Only with a
         real empty table."""
         lab = self._ring_labs.get(view)
-        bg = self._bg_floor if view < 0 else (self._bg_platforms[view] if view < len(self._bg_platforms) else None)
+        bg = self._empty_view(view)
         if lab is None or bg is None or self._background_bgr is None or self._background_bgr is self._frame_background:
             return None
         # Three circles, 0.08-0.16 in past the rim, not one: read on one circle, the share

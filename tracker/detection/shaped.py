@@ -137,12 +137,14 @@ class ShapedBases:
         nothing through its middle), seen nearly as well: the latter instead, the nearest
         such not ``taken`` by another, overlapping no ``clean`` kept fit (bases do not
         overlap: a fit in the gap between two stands lies half on each), and holding
-        figures (_holds_figures). Two stands touching long side to long side make a square whose shared rim a
-        quarter-turned outline crosses; where the file's edge (their ends) shows faintly,
-        each stand was refused and the outline across two kept."""
+        figures (_holds_figures). Two stands touching long side to long side make a
+        square whose shared rim a quarter-turned outline crosses; where the file's edge
+        (their ends) shows faintly, each stand was refused and the outline across two
+        kept."""
         if cross < self.across_two_cross:
             return row
-        alts = [f for f in faint_ends if id(f) not in taken and np.hypot(f["col"] - row["col"], f["row"] - row["row"]) <= hx
+        alts = [f for f in faint_ends if id(f) not in taken
+                and np.hypot(f["col"] - row["col"], f["row"] - row["row"]) <= hx
                 and abs((f["theta"] - row["theta"] + np.pi / 2) % np.pi - np.pi / 2) >= np.radians(60)
                 and f["score"] >= self.across_two_score * row["score"] and self._holds_figures(f)
                 and not self._overlaps_any(f, clean)]

@@ -331,6 +331,13 @@ class TableViews:
         d = nadir - (col, row)
         return None if np.hypot(*d) < 1.0 else float(np.arctan2(d[1], d[0]))
 
+    def _empty_view(self, view: int) -> np.ndarray | None:
+        """The empty table seen in ``view`` (-1 the floor, else a platform's top), as the
+        frame is (Lab); None where there is none."""
+        if view < 0:
+            return self._bg_floor
+        return self._bg_platforms[view] if view < len(self._bg_platforms) else None
+
     def _view_and_height(self, view: int) -> tuple[PlaneView, float]:
         """The floor view and 0 (``view`` -1), or a platform's view and its top's height."""
         if view < 0:
