@@ -1,8 +1,9 @@
 """A side's stands against its units' (TableDetector._within_epic_roster): units lose
 stands in play and never gain them, so what the game's ``epic`` section lists is a
-ceiling. Beyond it, the least seen stands are dropped, except as many as the other sides
-lack, which are kept with those sides as rivals (perhaps theirs, read as this side's).
-On the bundled Epic game's real config (12 stands a side)."""
+ceiling. Beyond it, the stands least like one (least of their inside not the table, then
+least of their rim seen) are dropped, except as many as the other sides lack, which are
+kept with those sides as rivals (perhaps theirs, read as this side's). On the bundled Epic
+game's real config (12 stands a side)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,11 @@ def _stands(counts: dict[int, int]) -> Detections:
     return Detections.from_rows(rows)
 
 
-def _within(config, dets):
-    return TableDetector._within_epic_roster(SimpleNamespace(config=config), dets)
+def _within(config, dets, held=None):
+    """The ceiling on ``dets``; ``held``: each row's inside not the table (all 1 unless given)."""
+    held = np.ones(len(dets)) if held is None else held
+    return TableDetector._within_epic_roster(
+        SimpleNamespace(config=config, _holds_figures_at=lambda d, i: float(held[i])), dets)
 
 
 def test_the_units_stands_are_a_ceiling(config):
@@ -59,6 +63,53 @@ def test_beyond_the_ceiling_as_many_as_another_side_lacks_may_be_theirs(config):
     assert list(rivals[extra[:2]]) == [1 << 1, 1 << 1] and not rivals[~np.isin(np.arange(len(dets)), extra)].any()
     dets.rivals = rivals
     assert dets.rival_sides(int(extra[0])) == (1,)
+
+
+def test_beyond_the_ceiling_an_outline_holding_bare_table_goes_before_a_faint_stand(config):
+    dets = _stands({0: 14, 1: 12})
+    held = np.ones(len(dets))
+    side0 = np.flatnonzero(dets.side == 0)
+    held[side0[[0, 3]]] = 0.3  # two well-scored outlines in the gaps between stands
+    keep, _ = _within(config, dets, held)
+    assert list(np.flatnonzero(~keep)) == list(side0[[0, 3]])  # (not the two least scored)
+
+
+@pytest.fixture(scope="module")
+def gaps_of_a_loose_unit(request, tmp_path_factory):
+    """An Epic tuning table at 1080p (seed 100191, one frame) whose purple side is two
+    stands over its units' count: two outlines fitted in the gaps between stands, their
+    neighbours' rims borrowed, seen better than two stands found only as foreground."""
+    from conftest import _first_frame, _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100191, "epic", "loose-unit",
+                                             (1920, 1080)))
+
+
+@pytest.mark.slow
+def test_beyond_the_ceiling_the_outlines_in_gaps_go_not_the_stands(gaps_of_a_loose_unit, monkeypatch):
+    """Beyond a side's units' count, the outlines whose inside is bare table go, not the
+    stands found only as foreground, which score the least any stand may (measured when
+    written: by the rim's score alone, two purple stands dropped and both gap outlines
+    kept; by the inside, all four right)."""
+    from evalsets import match
+
+    pipe, frame, truth = gaps_of_a_loose_unit
+    gaps = [(45.55, 13.84), (38.13, 28.44)]
+    purple = [f for f in truth["fighters"] if f["team"] == 0 and f["visible_fraction"] >= 0.5]
+
+    def judged():
+        d = pipe.judge_still(frame, 0).detections
+        s = d[(d.kind == KIND_BASE) & (d.side == 0)]
+        found = len(match([(f["x"], f["y"]) for f in purple], s.xyz[:, :2]))
+        in_gaps = sum(bool((np.hypot(*(s.xyz[:, :2] - g).T) < 0.4).any()) for g in gaps)
+        return found, in_gaps
+
+    with monkeypatch.context() as mp:
+        mp.setattr(type(pipe.detector), "_holds_figures_at", lambda self, d, i: 1.0)
+        found, in_gaps = judged()
+    assert found <= len(purple) - 2 and in_gaps == 2, (found, in_gaps, len(purple))
+    found, in_gaps = judged()
+    assert found == len(purple) and in_gaps == 0, (found, in_gaps, len(purple))
 
 
 @pytest.fixture(scope="module")

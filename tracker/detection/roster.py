@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import shapely.geometry
 
 from ..base_shapes import SHAPE_NAMES, depth_inside
 from ..vision.pursuit import roster_short
-from ..vision.stands import Outline
+from ..vision.stands import Outline, inside_mean
 from ..world import MM_PER_IN
 from .detections import KIND_BASE, Detections
 
@@ -26,12 +27,16 @@ class Roster:
     def _within_epic_roster(self, bases: Detections) -> tuple[np.ndarray, np.ndarray]:
         """Where a side has more stands found than its units have in all (the game's
         ``epic`` section; units lose stands in play, never gain them: a ceiling, not a
-        target), its least seen beyond that: as many as the other sides together lack
-        may be theirs, read as this side's (a purple unit under warm light read as red),
-        and are kept with those sides as rivals (``Detections.rivals``); the rest are
-        dropped (a stand fitted across the gap between two of a loose unit's). Returns
-        (which to keep, rival bits). On the Epic tuning tables, 9 in 10 of those dropped
-        were no stand."""
+        target), those beyond it least like a stand: as many as the other sides together
+        lack may be theirs, read as this side's (a purple unit under warm light read as
+        red), and are kept with those sides as rivals (``Detections.rivals``); the rest
+        are dropped. Least like a stand: least of its inside not the table (a stand holds
+        figures; an outline fitted across the gap between two of a loose unit's borrows
+        their rims and holds bare table), then least of its rim seen. Returns (which to
+        keep, rival bits). (By the rim's score alone, a stand found only as foreground,
+        scored the least any stand may be, went before such an outline: 48 Epic tuning
+        tables, 2 frames each, over the ceiling: 12 stands dropped and 13 outlines in
+        gaps kept; by the inside, none and 1.)"""
         keep = np.ones(len(bases), bool)
         rivals = np.zeros(len(bases), np.int64)
         stands = bases.kind == KIND_BASE
@@ -42,12 +47,33 @@ class Roster:
             if not n or len(mine) <= n:
                 continue
             lacking = {o: most[o] - found[o] for o in most if o != si and most[o] > found[o]}
-            extra = mine[np.argsort(bases.score[mine], kind="stable")[:len(mine) - n]][::-1]  # (best seen first)
+            held = np.array([self._holds_figures_at(bases, i) for i in mine])
+            extra = mine[np.lexsort((bases.score[mine], held))[:len(mine) - n]][::-1]  # (likest a stand first)
             maybe_theirs = min(len(extra), sum(lacking.values()))
             keep[extra[maybe_theirs:]] = False
             for o in lacking:
                 rivals[extra[:maybe_theirs]] |= 1 << o
         return keep, rivals
+
+    def _holds_figures_at(self, bases: Detections, i: int) -> float:
+        """How much of stand ``i``'s inside is not the table (the foreground less the
+        table's shadows, in the view of the floor or the platform it stands on; 1 where
+        no view says)."""
+        xy, z = bases.xyz[i, :2], float(bases.xyz[i, 2])
+        views = [-1] if abs(z) < 0.05 else [
+            k for k, (piece, _, _) in enumerate(self.platform_views)
+            if abs(float(piece.height_in) - z) < 0.05 and self._platform_tops[k].contains(shapely.geometry.Point(*xy))]
+        if not views:
+            return 1.0
+        view, _ = self._view_and_height(views[0])
+        col, row = np.asarray(view.to_pixel(xy[None])).reshape(-1)[:2]
+        hx, hy = (float(m) / MM_PER_IN * self.px_per_in / 2 for m in bases.size_mm[i])
+        near = self._fg_near(views[0], col, row, np.hypot(hx, hy) + 3)
+        if near is None:
+            return 1.0
+        fg, c0, r0 = near
+        theta = -np.radians(float(bases.angle_deg[i]))
+        return inside_mean(fg, Outline(SHAPE_NAMES[int(bases.shape[i])], hx, hy), theta, col - c0, row - r0)
 
     def _beyond_roster(self, bases: Detections) -> np.ndarray:
         """Rival bits (``Detections.rivals``) for bases a side has more of, of one outline
