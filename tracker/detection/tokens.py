@@ -129,7 +129,7 @@ class Tokens:
                 taken.append(np.asarray(xy, float))
                 paper.append((np.asarray(xy, float), False))
                 if self.name_state_faces and self._token_kind(got.best) == KIND_STATE \
-                        and self._neutral_disc(lab, xy, d, self.name_disc_chroma):
+                        and self._neutral_disc(lab, xy, d, self.name_disc_chroma, self.name_mat_share):
                     # Its nearest code a state token's, from a blur of a few cells (an
                     # Epic objective's tag at 720p is 8 px; 4 of 5 such misses on 8 Epic
                     # tuning tables): no evidence of a state token where the table uses
@@ -160,7 +160,8 @@ class Tokens:
                 # any coloured disc of its size is not one ("other tokens" never count).
                 add(xy, 0.0, KIND_OBJECTIVE, -1, score)
             if len(rows) == n_rows and tag is None and not tag_face and which != "state" \
-                    and face >= self.name_face_min and self._neutral_disc(lab, xy, d, self.name_disc_chroma):
+                    and face >= self.name_face_min and self._neutral_disc(lab, xy, d, self.name_disc_chroma,
+                                                                          self.name_mat_share):
                 maybe.append((np.asarray(xy, float), score, d, None))
         self._name_discs(frame, rows, maybe)
         # Keep cached reads of tokens still lying where they were read; votes of places
@@ -210,10 +211,19 @@ class Tokens:
             return None
         return KIND_OBJECTIVE if got[0] == "objective" else KIND_TREASURE
 
-    def _neutral_disc(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0, chroma: float = 15.0) -> bool:
-        """``vision.tokens.neutral_middle`` of the disc at ``xy`` (inches) in the floor view."""
-        return neutral_middle(lab, self.floor.to_pixel(np.asarray(xy, float)[None])[0],
-                              0.3 * diameter_in * self.px_per_in, chroma)
+    def _neutral_disc(self, lab: np.ndarray, xy: np.ndarray, diameter_in: float = 1.0, chroma: float = 15.0,
+                      mat_share: float = 0.0) -> bool:
+        """``vision.tokens.neutral_middle`` of the disc at ``xy`` (inches) in the floor view;
+        with ``mat_share``, under that share of the empty mat's own chroma round it will do
+        too (card on a strongly coloured mat takes a cast of it)."""
+        c = self.floor.to_pixel(np.asarray(xy, float)[None])[0]
+        if mat_share > 0 and self._bg_floor is not None:
+            R = int(diameter_in * self.px_per_in)
+            r0, c0 = int(round(c[1])), int(round(c[0]))
+            bg = self._bg_floor[max(r0 - R, 0):r0 + R + 1, max(c0 - R, 0):c0 + R + 1]
+            if bg.size:
+                chroma = max(chroma, mat_share * float(np.median(np.hypot(bg[..., 1], bg[..., 2]))))
+        return neutral_middle(lab, c, 0.3 * diameter_in * self.px_per_in, chroma)
 
     @property
     def tag_face_floor(self) -> float:

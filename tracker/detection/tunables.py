@@ -103,6 +103,12 @@ class Tunables:
     # the other unclaimed discs, stands' miniatures, 15 at the median).
     name_face_min = 10.0
     name_disc_chroma = 10.0
+    # ... or under this share of the empty mat's own chroma round it (_neutral_disc): card
+    # on a strongly coloured mat takes a cast of it (Epic tuning tables at 720p: objectives'
+    # middles 0.26-0.28 of an orange mat's chroma, stands' miniatures 0.35 and up; 48 Epic
+    # tuning tables: tokens found 1,879 -> 1,885 of 1,920, none misnamed; Warcry and
+    # mixed tables unchanged).
+    name_mat_share = 0.3
     min_coverage_shaped = 0.35  # share of the outline seen as a clean edge
     min_band_shaped = 0.06  # rim evidence along each long side, at least
     max_cross_shaped = 0.3  # rim evidence through the middle, at most
