@@ -189,6 +189,20 @@ def test_a_tag_face_nearest_a_state_code_is_still_named_among_the_games_ids(stat
     assert with_[1] == 0 and with_[2] == 0, with_
 
 
+def _objectives_named(pipe, frame, index: int, truth: dict, tag_id: int, **tunables) -> list[int]:
+    """The ids of the objectives judged within 0.3 in of true objective ``tag_id`` on frame
+    ``index`` (a fresh look: no names voted before), with the detector's ``tunables``."""
+    from tracker.detection import KIND_OBJECTIVE
+
+    from conftest import _judged_with
+
+    obj = next(t for t in truth["tokens"] if t.get("tag_id") == tag_id)
+    pipe.detector._name_votes.clear()
+    d = _judged_with(pipe, frame, index, **tunables)
+    o = d[d.kind == KIND_OBJECTIVE]
+    return [int(o.tag_id[j]) for j in range(len(o)) if np.hypot(*(o.xyz[j, :2] - (obj["x"], obj["y"]))) < 0.3]
+
+
 @pytest.fixture(scope="module")
 def blob_like_face_720p(request, tmp_path_factory):
     """An Epic tuning table at 720p (seed 100187), its second frame: objective 50 in the
@@ -207,21 +221,9 @@ def test_a_face_its_code_explains_better_than_a_blob_does_is_named(blob_like_fac
     the code explaining 0.96 takes half of it. (Measured when written: objective 50
     missed in 7 of this table's 8 frames without; named, id 50, with; 48 Epic tuning
     tables: objectives found 97.5 -> 97.9 %, token precision 99.9 % both.)"""
-    from tracker.detection import KIND_OBJECTIVE
-
-    from conftest import _judged_with
-
     pipe, frame, truth = blob_like_face_720p
-    obj = next(t for t in truth["tokens"] if t.get("tag_id") == 50)
-
-    def named(share: float) -> list:
-        pipe.detector._name_votes.clear()
-        d = _judged_with(pipe, frame, 1, name_blob_share=share)
-        o = d[d.kind == KIND_OBJECTIVE]
-        return [int(o.tag_id[j]) for j in range(len(o)) if np.hypot(*(o.xyz[j, :2] - (obj["x"], obj["y"]))) < 0.3]
-
-    assert named(float("inf")) == []
-    assert named(0.5) == [50]
+    assert _objectives_named(pipe, frame, 1, truth, 50, name_blob_share=float("inf")) == []
+    assert _objectives_named(pipe, frame, 1, truth, 50, name_blob_share=0.5) == [50]
 
 
 @pytest.fixture(scope="module")
@@ -239,18 +241,6 @@ def test_card_tinted_by_a_coloured_mat_is_still_card(orange_mat_720p):
     on an orange mat of chroma 40 reads 10-11, a stand's miniature there 15-22). (Measured
     when written: objective 46 missed without, named with; 48 Epic tuning tables: tokens
     found 1,879 -> 1,885 of 1,920, no id wrong; Warcry and mixed tables unchanged.)"""
-    from tracker.detection import KIND_OBJECTIVE
-
-    from conftest import _judged_with
-
     pipe, frame, truth = orange_mat_720p
-    obj = next(t for t in truth["tokens"] if t.get("tag_id") == 46)
-
-    def named(share: float) -> list:
-        pipe.detector._name_votes.clear()
-        d = _judged_with(pipe, frame, 0, name_mat_share=share)
-        o = d[d.kind == KIND_OBJECTIVE]
-        return [int(o.tag_id[j]) for j in range(len(o)) if np.hypot(*(o.xyz[j, :2] - (obj["x"], obj["y"]))) < 0.3]
-
-    assert named(0.0) == []
-    assert named(0.3) == [46]
+    assert _objectives_named(pipe, frame, 0, truth, 46, name_mat_share=0.0) == []
+    assert _objectives_named(pipe, frame, 0, truth, 46, name_mat_share=0.3) == [46]

@@ -10,6 +10,7 @@ can be named for kept as doubts (``_doubt``: world ``Doubt``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -265,6 +266,19 @@ class Patches:
         fg = np.where(shadow(wl, wb, pattern=True), 0.0, foreground(wl, wb, usable[r0:r1, c0:c1])).astype(np.float32)
         return fg, c0, r0
 
+    def _inside_held(self, view: int, shape: str, size_mm: tuple[float, float], theta: float, col: float,
+                     row: float) -> float:
+        """How much of a base outline's inside (``size_mm``, at (``col``, ``row``) in
+        ``view``, turned ``theta``) is not the table: the mean of the foreground less the
+        table's shadows there (1 without the empty table's view). A stand holds figures;
+        an outline in the gap between two stands holds bare table."""
+        hx, hy = (float(m) / MM_PER_IN * self.px_per_in / 2 for m in size_mm)
+        near = self._fg_near(view, col, row, np.hypot(hx, hy) + 3)
+        if near is None:
+            return 1.0
+        fg, c0, r0 = near
+        return inside_mean(fg, Outline(shape, hx, hy), theta, col - c0, row - r0)
+
     def _filled(self, view: int, shape: str, hx: float, hy: float, theta: float, col: float, row: float,
                 fg: np.ndarray | None = None) -> float:
         """How much of an outline (half-axes ``hx``, ``hy`` view pixels, at (``col``,
@@ -328,7 +342,7 @@ class Patches:
             r = response_at(fg, o, f["theta"], f["col"], f["row"])
             disc = max(response_at(fg, d, 0.0, c, w) for d in discs for c, w in ((f["col"], f["row"]), (p.col, p.row)))
             if r > disc and (best is None or r > best.response):
-                best = type(p)(p.outline, f["col"], f["row"], f["theta"], r, p.rim)
+                best = dataclasses.replace(p, col=f["col"], row=f["row"], theta=f["theta"], response=r)
         return best
 
     def _sided_by_unit(self, undecided: list[tuple[dict, dict[int, float]]], found: Detections,

@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-import shapely.geometry
 
 from ..base_shapes import SHAPE_NAMES, depth_inside
 from ..vision.pursuit import roster_short
-from ..vision.stands import Outline, inside_mean
+from ..vision.stands import Outline
 from ..world import MM_PER_IN
 from .detections import KIND_BASE, Detections
 
@@ -56,24 +55,15 @@ class Roster:
         return keep, rivals
 
     def _holds_figures_at(self, bases: Detections, i: int) -> float:
-        """How much of stand ``i``'s inside is not the table (the foreground less the
-        table's shadows, in the view of the floor or the platform it stands on; 1 where
-        no view says)."""
-        xy, z = bases.xyz[i, :2], float(bases.xyz[i, 2])
-        views = [-1] if abs(z) < 0.05 else [
-            k for k, (piece, _, _) in enumerate(self.platform_views)
-            if abs(float(piece.height_in) - z) < 0.05 and self._platform_tops[k].contains(shapely.geometry.Point(*xy))]
-        if not views:
+        """How much of stand ``i``'s inside is not the table (``_inside_held``, in the view
+        of the floor or the platform it stands on; 1 where no view says)."""
+        x, y, z = map(float, bases.xyz[i])
+        k, view = self._view_at(x, y, z)
+        if view is None:
             return 1.0
-        view, _ = self._view_and_height(views[0])
-        col, row = np.asarray(view.to_pixel(xy[None])).reshape(-1)[:2]
-        hx, hy = (float(m) / MM_PER_IN * self.px_per_in / 2 for m in bases.size_mm[i])
-        near = self._fg_near(views[0], col, row, np.hypot(hx, hy) + 3)
-        if near is None:
-            return 1.0
-        fg, c0, r0 = near
-        theta = -np.radians(float(bases.angle_deg[i]))
-        return inside_mean(fg, Outline(SHAPE_NAMES[int(bases.shape[i])], hx, hy), theta, col - c0, row - r0)
+        col, row = np.asarray(view.to_pixel(np.array([[x, y]]))).reshape(-1)[:2]
+        return self._inside_held(k, SHAPE_NAMES[int(bases.shape[i])], tuple(bases.size_mm[i]),
+                                 -np.radians(float(bases.angle_deg[i])), col, row)
 
     def _beyond_roster(self, bases: Detections) -> np.ndarray:
         """Rival bits (``Detections.rivals``) for bases a side has more of, of one outline

@@ -29,7 +29,6 @@ from ..vision.filters import (
     _nearest_peak_key,
     _subpixel_peaks,
 )
-from ..vision.stands import Outline, inside_mean
 from ..vision.views import PlaneView
 from ..world import MM_PER_IN
 from .detections import KIND_BASE
@@ -171,15 +170,10 @@ class ShapedBases:
 
     def _holds_figures(self, f: dict) -> bool:
         """Whether a shaped fit's inside is mostly not the table (``across_two_inside`` of
-        the foreground less shadows): a stand's figures. A fit in the gap between two
-        stands borrows their long rims and shows bare table within."""
-        hx, hy = (m / MM_PER_IN * self.px_per_in / 2 for m in f["size_mm"])
-        near = self._fg_near(f["view"], f["col"], f["row"], np.hypot(hx, hy) + 3)
-        if near is None:
-            return True
-        fg, c0, r0 = near
-        return inside_mean(fg, Outline(SHAPE_NAMES[f["shape"]], hx, hy), f["theta"], f["col"] - c0,
-                           f["row"] - r0) >= self.across_two_inside
+        the foreground less shadows, ``_inside_held``): a stand's figures. A fit in the gap
+        between two stands borrows their long rims and shows bare table within."""
+        return self._inside_held(f["view"], SHAPE_NAMES[f["shape"]], f["size_mm"], f["theta"], f["col"],
+                                 f["row"]) >= self.across_two_inside
 
     def _fit_outlines(self, ev: np.ndarray, spec: Any, cands: list[dict]) -> list:
         """base_shapes.fit_shapes of the outline ``spec`` at each candidate (col, row,
