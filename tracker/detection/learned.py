@@ -12,14 +12,17 @@ doubts (``_as_doubts``).
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import numpy as np
 
+from ..base_shapes import SHAPE_NAMES, depth_inside
 from ..vision.base_crops import camera_nadir
 from ..vision.foreground import foreground, shadow
+from ..vision.pursuit import roster_short
 from ..vision.refiner import SIZES_MM, BaseRefiner
-from ..vision.stands import Outline, pursue
+from ..vision.stands import Outline, pursue, response_at
 from ..world import MM_PER_IN, PATCH_SIGMA_IN, Doubt
 from .detections import KIND_BASE, Detections
 
@@ -244,6 +247,7 @@ class LearnedReads:
         placed = [(x, y, r) for (x, y), r in zip(bases.xyz[:, :2], np.where(
             bases.shape > 0, bases.size_mm[:, 0], bases.base_mm) / MM_PER_IN / 2)] if len(bases) else []
         sizes = {s.index: set(s.bases_mm) for s in self.config.sides}
+        room, used = roster_short(*self._roster_and_found(bases)), set()  # (what each side's roster still lacks)
         for n, k in enumerate(rounds):
             order = np.argsort(-present[n])
             best = int(order[0])
@@ -263,15 +267,63 @@ class LearnedReads:
             r_new = mm / MM_PER_IN / 2
             if any(np.hypot(at[0] - x, at[1] - y) < BASES_APART * (r + r_new) for x, y, r in placed):
                 continue  # (bases do not overlap: a base found already, or named from another patch of it)
-            placed.append((at[0], at[1], r_new))
+            row = {"xyz": (at[0], at[1], q.z), "kind": KIND_BASE, "side": side, "base_mm": mm,
+                   "score": self.min_coverage, "from_foreground": True}
+            if room.get((side, ("round", mm, mm)), 0) <= 0:
+                row = self._outline_read_as_round(row, room, used) or row
+            key = (side, ("round", mm, mm) if "shape" not in row else
+                   (SHAPE_NAMES[row["shape"]], float(row["size_mm"][0]), float(row["size_mm"][1])))
+            room[key] = room.get(key, 0) - 1
+            placed.append((row["xyz"][0], row["xyz"][1], r_new))
             taken.add(k)
-            rows.append({"xyz": (at[0], at[1], q.z), "kind": KIND_BASE, "side": side, "base_mm": mm,
-                         "score": self.min_coverage, "from_foreground": True})
+            rows.append(row)
         named = Detections.from_rows(rows)
         calib = self.calibration_sigma(named.xyz, lift)
         if calib is not None and len(named):
             named.sigma_in = np.hypot(calib, PATCH_SIGMA_IN)
         return named, [k for k in open_ if k not in taken]
+
+    def _outline_read_as_round(self, row: dict, room: dict, used: set[int]) -> dict | None:
+        """A round base the refiner reads (``row``) that its side's roster has no room
+        for, where the side lacks an oval or rectangle (``room``: what each side's roster
+        still lacks): that outline instead, placed by its rim fit refused for the little
+        rim it saw (``_refused_shapes``; by index, not in ``used``), where the round lies
+        inside the fit, the fit's inside is mostly not the table (``_filled``) and its
+        outline explains the patch of foreground better than the round's circle does.
+        The refiner knows round bases only: an oval whose miniature hides all but one
+        end's crescent reads to it as a round base there (24 mixed tuning tables: 21 of
+        24 such rounds lay in an oval or rectangle the side lacked). None otherwise."""
+        side, (x, y, z), mm = row["side"], row["xyz"], row["base_mm"]
+        best = None
+        for j, f in enumerate(self._refused_shapes):
+            key = (SHAPE_NAMES[f["shape"]], float(f["size_mm"][0]), float(f["size_mm"][1]))
+            view, height = self._view_and_height(f["view"])
+            if j in used or f["side"] != side or room.get((side, key), 0) <= 0 or abs(height - z) > 0.05:
+                continue
+            col, row_px = view.to_pixel(np.array([[x, y]]))[0]
+            hx, hy = (v / MM_PER_IN * self.px_per_in / 2 for v in f["size_mm"])
+            if depth_inside(col, row_px, key[0], 2 * hx, 2 * hy, f["col"], f["row"], math.degrees(f["theta"])) <= 0:
+                continue
+            near = self._fg_near(f["view"], f["col"], f["row"], math.hypot(hx, hy) + 3)
+            if near is None:
+                continue
+            fg, c0, r0 = near
+            r_px = mm / MM_PER_IN * self.px_per_in / 2
+            mine = response_at(fg, Outline(key[0], hx, hy), f["theta"], f["col"] - c0, f["row"] - r0)
+            if self._filled(f["view"], key[0], hx, hy, f["theta"], f["col"], f["row"]) < self.outline_read_filled \
+                    or mine <= response_at(fg, Outline("round", r_px, r_px), 0.0, col - c0, row_px - r0):
+                continue
+            if best is None or f["score"] > self._refused_shapes[best]["score"]:
+                best = j
+        if best is None:
+            return None
+        used.add(best)
+        f = self._refused_shapes[best]
+        view, height = self._view_and_height(f["view"])
+        xy = view.to_world(np.array([f["col"]]), np.array([f["row"]]))[0]
+        return {**row, "xyz": (float(xy[0]), float(xy[1]), height), "base_mm": float(f["size_mm"][0]),
+                "shape": f["shape"], "size_mm": tuple(f["size_mm"]),
+                "angle_deg": float(-math.degrees(f["theta"])) % 180.0}
 
     def _as_doubts(self, open_: list[int]) -> tuple[Doubt, ...]:
         """The doubts left (``_doubts`` by index) as world.Doubt."""

@@ -149,6 +149,7 @@ class Tunables:
     # borrowing a round base's rim runs over bare table (a 720p tuning frame's: 0.8 and
     # 1.0 against 0.33-0.63).
     outline_filled = 0.75
+    outline_read_filled = 0.5  # the same where the refiner read a base inside (_outline_read_as_round)
     suspect_round_coverage = 0.5  # (_suspect_rounds)
     pursue_max_depth_px = 20.0
     pursue_threshold = 0.55
