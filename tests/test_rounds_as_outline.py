@@ -233,3 +233,36 @@ def test_an_oval_the_refiner_reads_as_a_round_base_is_placed_by_its_refused_rim_
     assert int(on.shape[j]) == 1 and tuple(on.size_mm[j]) == (90.0, 52.0), (int(on.shape[j]), on.size_mm[j])
     assert d < 0.1 and turn < 5.0, (d, turn)
     assert len(on) == len(off)  # (the oval instead of the round, nothing more)
+
+
+@pytest.fixture(scope="module")
+def round_under_oval(request, tmp_path_factory):
+    """A 720p mixed Warcry tuning table (seed 100085, its second frame) where a 40 mm base's
+    crescent and its miniature's edge fit an oval of its side, one more than its roster
+    lists, better than the base's own rim does."""
+    from conftest import _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100085, "warcry-mixed", "round-under-oval",
+                                             frames=2), 1)
+
+
+def test_an_oval_beyond_the_roster_holding_a_round_rim_it_lacks_is_that_round(round_under_oval, monkeypatch):
+    """Of a side's two ovals where its roster lists one, the one holding a round rim of a
+    size the side lacks, seen nearly as well as a base must be, gives way to that round
+    (_roster_swap_outline). (Measured when written: without it the 40 mm base was an oval
+    0.37 in off and the true oval kept too; with it, the 40 mm base within 0.02 in.)"""
+    from conftest import _judged_with
+
+    pipe, frame, truth = round_under_oval
+    t = next(f for f in truth["fighters"] if f.get("shape", "round") == "round" and f["base_mm"] == 40.0
+             and f["team"] == 0)
+    on = _judged_with(pipe, frame, 1)
+    on = on[on.kind == 0]
+    j, d = _nearest(on, t["x"], t["y"], 0)
+    assert int(on.shape[j]) == 0 and on.base_mm[j] == 40.0 and d < 0.05, (int(on.shape[j]), on.base_mm[j], d)
+    assert int(((on.side == 0) & (on.shape == 1)).sum()) == 1  # (the true oval stays)
+    monkeypatch.setattr(type(pipe.detector), "_roster_swap_outline", lambda self, fits, placed: None)
+    off = _judged_with(pipe, frame, 1)
+    off = off[off.kind == 0]
+    j, d = _nearest(off, t["x"], t["y"], 0)
+    assert int(off.shape[j]) == 1 and d > 0.25, (int(off.shape[j]), d)

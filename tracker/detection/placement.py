@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import shapely.geometry
 
-from ..base_shapes import shape_polygon
+from ..base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, shape_polygon
 from ..vision.rim_fit import _inside_rims
 from ..world import MM_PER_IN
 from .detections import KIND_BASE, Detections
@@ -200,12 +200,13 @@ class Placement:
         dropped: set[int] = set()
         placed = self._placed(fits, dropped)
         while roster and self.roster_swap_share <= 1.0 and len(dropped) < 4:
-            swap = self._roster_swap(fits, placed)
+            swap = self._roster_swap(fits, placed) or self._roster_swap_outline(fits, placed)
             if swap is None:
                 break
             surplus, rival = swap
             again = self._placed(fits, dropped | {surplus})
-            if rival not in again.kept_index:
+            if rival not in again.kept_index and not (
+                    fits[surplus].get("shape", 0) and self._nearly_seen(fits[rival]) and again.add(rival, fits[rival])):
                 break  # (something else keeps the rival out: the surplus base stays)
             dropped.add(surplus)
             placed = again
@@ -271,6 +272,51 @@ class Placement:
                 if share >= self.roster_swap_share and share > best \
                         and np.hypot(o["col"] - c["col"], o["row"] - c["row"]) < reach:
                     best, pick = share, (k, j)
+        return pick
+
+    def _roster_swap_outline(self, fits: list[dict], placed: "_Placement") -> tuple[int, int] | None:
+        """A kept oval or rectangle of an outline its side has more of than its roster
+        lists, holding a round rim of a size the side is short of, seen at least nearly
+        as well as a base must be (``roster_relax``, _nearly_seen): (the kept outline, the
+        round), their indices in ``fits``, the pair whose round is seen best against its
+        outline; or None. Of a side's two ovals where its roster lists one, one is a
+        round base's rim with its miniature's edge taken for the oval's (a cream figure
+        over a 32 mm base: the oval scores 0.39, the base's own rim 0.16 where a base
+        must show 0.18). Not for Epic units (their stands have their own count)."""
+        if self.config.epic is not None or not any(s.shaped_roster for s in self.config.sides):
+            return None
+        listed: dict[tuple, int] = {}
+        for sd in self.config.sides:
+            for b in sd.shaped_roster:
+                key = (sd.index, SHAPE_CODES[b.shape], float(b.width_mm), float(b.depth_mm))
+                listed[key] = listed.get(key, 0) + 1
+        kept = set(placed.kept_index)
+        outlines = [k for k in placed.kept_index if fits[k].get("shape", 0)]
+        counts: dict[tuple, int] = {}
+        for k in outlines:
+            c = fits[k]
+            key = (c["side"], c["shape"], float(c["size_mm"][0]), float(c["size_mm"][1]))
+            counts[key] = counts.get(key, 0) + 1
+        surplus = [k for k in outlines if counts[(fits[k]["side"], fits[k]["shape"], float(fits[k]["size_mm"][0]),
+                                                  float(fits[k]["size_mm"][1]))] > listed.get(
+            (fits[k]["side"], fits[k]["shape"], float(fits[k]["size_mm"][0]), float(fits[k]["size_mm"][1])), 0)]
+        if not surplus:
+            return None
+        short = self._roster_short(placed.rows)
+        S = self.px_per_in
+        best, pick = 0.0, None
+        for j, c in enumerate(fits):
+            if c.get("shape", 0) or j in kept or short.get((c["side"], float(c["base_mm"])), 0) <= 0 \
+                    or not (self._nearly_seen(c) or c["score"] >= self._min_score(c["base_mm"])):
+                continue
+            for k in surplus:
+                o = fits[k]
+                if o["side"] != c["side"] or o["view"] != c["view"] or depth_inside(
+                        c["col"], c["row"], SHAPE_NAMES[o["shape"]], o["size_mm"][0] / MM_PER_IN * S,
+                        o["size_mm"][1] / MM_PER_IN * S, o["col"], o["row"], float(np.degrees(o["theta"]))) <= 0:
+                    continue
+                if c["score"] / o["score"] > best:
+                    best, pick = c["score"] / o["score"], (k, j)
         return pick
 
     def _outermost(self, fits: list[dict], ks: list[int], rivals: list[int]) -> list[int]:
