@@ -244,3 +244,33 @@ def test_card_tinted_by_a_coloured_mat_is_still_card(orange_mat_720p):
     pipe, frame, truth = orange_mat_720p
     assert _objectives_named(pipe, frame, 0, truth, 46, name_mat_share=0.0) == []
     assert _objectives_named(pipe, frame, 0, truth, 46, name_mat_share=0.3) == [46]
+
+
+@pytest.fixture(scope="module")
+def thin_gold_ring_720p(request, tmp_path_factory):
+    """A 720p mixed Warcry tuning table (seed 100077, first frame) whose treasure 77's
+    gold ring is lost on its brown mat: its disc reads as an objective's colour."""
+    from conftest import _first_frame, _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100077, "warcry-mixed", "thin-gold-ring"))
+
+
+def test_an_unread_tag_clearly_another_kinds_id_is_that_kind(thin_gold_ring_720p):
+    """A disc of an objective's colour is an objective, unless its unread tag is clearly
+    (``name_other_kind``) more like another kind's id than like any objective's. (Measured
+    when written: likeness to treasure 77 0.97, to the one objective left 0.87.)"""
+    from tracker.detection import KIND_TREASURE
+
+    from conftest import _judged_with
+
+    pipe, frame, truth = thin_gold_ring_720p
+    t = next(t for t in truth["tokens"] if t.get("tag_id") == 77)
+
+    def treasures(**tunables) -> list[int]:
+        pipe.detector._name_votes.clear()
+        d = _judged_with(pipe, frame, 0, **tunables)
+        d = d[d.kind == KIND_TREASURE]
+        return [int(d.tag_id[j]) for j in range(len(d)) if np.hypot(*(d.xyz[j, :2] - (t["x"], t["y"]))) < 0.3]
+
+    assert treasures(name_other_kind=9.0) == []
+    assert treasures() == [77]

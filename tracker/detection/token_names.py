@@ -240,7 +240,11 @@ class TokenNames:
         for r in named:
             diam = self.config.tokens[kinds[r["kind"]]].diameter_in
             per_id = self._tag_likeness(frame, np.array(r["xyz"][:2]), diam, ids).per_id.copy()
-            per_id[kind_of != r["kind"]] = -1.0  # a disc of an objective's colour is an objective
+            # A disc of an objective's colour is an objective, unless its tag is clearly
+            # more like another kind's id (a treasure's gold ring is a pixel wide at
+            # 720p; its tag, read by likeness, says what it is).
+            mine = float(per_id[kind_of == r["kind"]].max(initial=-1.0))
+            per_id[(kind_of != r["kind"]) & (per_id < mine + self.name_other_kind)] = -1.0
             like.append(per_id)
             floor.append(self.name_floor)
         for xy, _, diam, decoy in maybe:
@@ -261,7 +265,7 @@ class TokenNames:
         names = assign(like, np.array(floor), self.name_margin)
         for r, c in zip(named, names):
             if c is not None:
-                r["tag_id"] = ids[c]
+                r["tag_id"], r["kind"] = ids[c], int(kind_of[c])
         for (xy, score, _, _), c, per_id in zip(maybe, names[len(named):], like[len(named):]):
             if c is not None:
                 rows.append({"xyz": (float(xy[0]), float(xy[1]), 0.0), "kind": int(kind_of[c]), "tag_id": ids[c],

@@ -85,6 +85,10 @@ class Tunables:
     # plain or hollow dark square (miniatures and shadows reached 0.86 alone) ...
     name_floor, name_margin, name_disc_floor = 0.6, 0.06, 0.6
     name_blob_gain = 0.05
+    # An unread tag on a disc of one kind's colour is named as another kind's id only if
+    # it is this much more like that id than like any of its colour's kind (24 mixed
+    # tuning tables: 4 treasures whose gold ring a 720p picture loses found, no id wrong).
+    name_other_kind = 0.06
     name_blob_share = 0.5  # (or half what the blob leaves unexplained, if less: _name_discs)
     # ... and a disc that clears both but is nearly as like (``name_margin``) other ids is
     # still a token of the kind all those ids share, its id unread (24 Epic tuning tables:
