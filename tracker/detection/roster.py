@@ -3,8 +3,9 @@
 In: the bases found and the config's rosters (``bases_mm`` / ``bases``; Epic units).
 Out: the outlines each side still lacks (``_outlines_short``), bases beyond a side's roster
 (``_beyond_roster``: rivals, not deletions; on Epic tables the least seen beyond the units'
-stands dropped: ``_within_epic_roster``), and round fits that are an oval or rectangle the
-roster lacks seen in part (``_rounds_as_outline``).
+stands dropped: ``_within_epic_roster``; stands its units lack placed by refused rim fits:
+``_stands_units_lack``), and round fits that are an oval or rectangle the roster lacks seen in
+part (``_rounds_as_outline``).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import shapely.geometry
 
-from ..base_shapes import SHAPE_NAMES, depth_inside
+from ..base_shapes import SHAPE_NAMES, depth_inside, shape_polygon
 from ..vision.pursuit import roster_short
 from ..vision.stands import Outline
 from ..world import MM_PER_IN
 from .detections import KIND_BASE, Detections
+from .table_views import PURSUED_SIGMA_PX
 
 
 class Roster:
@@ -53,6 +56,52 @@ class Roster:
             for o in lacking:
                 rivals[extra[:maybe_theirs]] |= 1 << o
         return keep, rivals
+
+    def _stands_units_lack(self, found: Detections) -> Detections:
+        """Stands whose rim fit was refused for the little rim it saw (a pixel wide at
+        720p, ``_refused_shapes``) where their side's units list more stands than were
+        found: such a fit whose score is at least ``unit_relax_score``, whose inside holds
+        figures (``_inside_held`` at least ``outline_filled``: not an outline in the gap
+        between two stands), within ``unit_reach_in`` of a stand of its side (a unit's
+        stands keep together) and overlapping nothing found (``found``: bases and
+        tokens), best seen first, while the side is still short. As the roster's rounds
+        nearly seen are (``roster_relax``): the count says a stand is missing, the
+        picture where."""
+        if self.unit_relax_score > 1.0 or not self._refused_shapes:
+            return Detections()
+        stands = found.kind == KIND_BASE
+        most = {s.index: sum(u.stands for u in self.config.epic.units if u.side == s.index) for s in self.config.sides}
+        short = {si: n - int((stands & (found.side == si)).sum()) for si, n in most.items()}
+        polys = [shape_polygon(SHAPE_NAMES[int(found.shape[i])], *(found.size_mm[i] / MM_PER_IN), *found.xyz[i, :2],
+                               float(found.angle_deg[i])) if stands[i] else
+                 shapely.geometry.Point(*found.xyz[i, :2]).buffer(0.5) for i in range(len(found))]
+        rows = []
+        for f in sorted(self._refused_shapes, key=lambda f: -f["score"]):
+            si = f["side"]
+            if short.get(si, 0) <= 0 or f["score"] < self.unit_relax_score:
+                continue
+            view, z = self._view_and_height(f["view"])
+            xy = view.to_world(np.array([f["col"]]), np.array([f["row"]]))[0]
+            angle = float(-np.degrees(f["theta"])) % 180.0
+            poly = shape_polygon(SHAPE_NAMES[f["shape"]], *(np.array(f["size_mm"]) / MM_PER_IN), *xy, angle)
+            mine = [i for i in range(len(found)) if stands[i] and found.side[i] == si]
+            if any(poly.intersection(q).area > 0.05 * poly.area for q in polys) or not any(
+                    np.hypot(*(found.xyz[i, :2] - xy)) <= self.unit_reach_in for i in mine):
+                continue
+            if self._inside_held(f["view"], SHAPE_NAMES[f["shape"]], tuple(f["size_mm"]), f["theta"], f["col"],
+                                 f["row"]) < self.outline_filled:
+                continue
+            polys.append(poly)
+            short[si] -= 1
+            rows.append({"xyz": (float(xy[0]), float(xy[1]), z), "kind": KIND_BASE, "side": si,
+                         "base_mm": float(f["size_mm"][0]), "score": float(f["score"]), "shape": f["shape"],
+                         "size_mm": tuple(f["size_mm"]), "angle_deg": angle})
+        named = Detections.from_rows(rows)
+        self._add_sigma(named, lift=self.config.base_thickness_in)
+        if len(named) and len(named.sigma_in):
+            # (placed by a faint rim: as honest as a stand placed by its patch)
+            named.sigma_in = np.hypot(named.sigma_in, PURSUED_SIGMA_PX / self.px_per_in)
+        return named
 
     def _holds_figures_at(self, bases: Detections, i: int) -> float:
         """How much of stand ``i``'s inside is not the table (``_inside_held``, in the view
