@@ -79,6 +79,7 @@ def test_vision_doctests():
 
     import tracker.vision.bare
     import tracker.vision.colour
+    import tracker.vision.files
     import tracker.vision.pursuit
     import tracker.vision.remap
     import tracker.vision.rim_fit
@@ -87,7 +88,7 @@ def test_vision_doctests():
     import tracker.vision.tags
     import tracker.vision.tokens
 
-    for mod in (tracker.vision.bare, tracker.vision.colour, tracker.vision.pursuit, tracker.vision.remap, tracker.vision.rim_fit, tracker.vision.stands,
+    for mod in (tracker.vision.bare, tracker.vision.colour, tracker.vision.files, tracker.vision.pursuit, tracker.vision.remap, tracker.vision.rim_fit, tracker.vision.stands,
                 tracker.vision.tag_match, tracker.vision.tags, tracker.vision.tokens):
         failed, tried = doctest.testmod(mod)
         assert tried > 0 and failed == 0, mod.__name__

@@ -248,6 +248,7 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
             if pursued:
                 bases = self._bases_from_candidates(fits + pursued, roster=platforms is None)
         bases = self._drop_platform_overhang(bases)
+        bases = self._files_aligned(bases, evs)
         if self.propose_rounds and whole_look and self.config.epic is None and self.refiner is not None \
                 and self._bg_floor is not None:
             self._proposed_rounds(lab, usable, hand, bases, platform_labs)

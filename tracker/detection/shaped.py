@@ -22,6 +22,7 @@ from ..base_shapes import (
     outline_samples,
     shape_polygon,
 )
+from ..vision.files import file_shift, files
 from ..vision.filters import (
     _blob_boxes,
     _filter_many,
@@ -31,7 +32,7 @@ from ..vision.filters import (
 )
 from ..vision.views import PlaneView
 from ..world import MM_PER_IN
-from .detections import KIND_BASE
+from .detections import KIND_BASE, Detections
 from .placement import _groups
 
 
@@ -152,6 +153,39 @@ class ShapedBases:
         alt = min(alts, key=lambda f: np.hypot(f["col"] - row["col"], f["row"] - row["row"]))
         taken.add(id(alt))
         return dict(alt)
+
+    def _files_aligned(self, bases: Detections, evs: dict[tuple[int, int], np.ndarray]) -> Detections:
+        """Epic stands on the floor in files (rectangles of one side and size end to end,
+        ``vision.files``) placed along each file where its two ends' rims are
+        (``file_shift``), where that puts ``file_ratio`` times the rim evidence on them
+        that they have where the stands were fitted, and at least ``file_least``: a file's
+        rim runs round it whole, its stands' own ends, where they meet, show little, so
+        their fits slide along it together. (A file placed right has rim at its ends; one
+        next to it, or a faint one, gains little or from nothing.)"""
+        if self.config.epic is None or self.file_ratio <= 0:
+            return bases
+        floor = (bases.kind == KIND_BASE) & (bases.shape == SHAPE_CODES["rect"]) & (np.abs(bases.xyz[:, 2]) < 0.05)
+        if floor.sum() < 2:
+            return bases
+        out = bases[np.ones(len(bases), bool)]  # (a copy)
+        S = self.px_per_in
+        for side, w, d in sorted({(int(si), float(a), float(b)) for si, (a, b) in
+                                  zip(bases.side[floor], bases.size_mm[floor])}):
+            rim = evs.get((-1, side))
+            idx = np.flatnonzero(floor & (bases.side == side) & (bases.size_mm[:, 0] == w) & (bases.size_mm[:, 1] == d))
+            if rim is None or len(idx) < 2:
+                continue
+            centres = np.asarray(self.floor.to_pixel(bases.xyz[idx, :2]), float).reshape(-1, 2)
+            thetas = -np.radians(bases.angle_deg[idx])
+            hx, hy = w / MM_PER_IN * S / 2, d / MM_PER_IN * S / 2
+            for chain in files(centres, thetas, hx, hy):
+                theta = float(thetas[chain[0]])
+                shift, best, here = file_shift(rim, centres[chain], theta, hx, hy)
+                if best < self.file_least or best < self.file_ratio * here or abs(shift) < 0.5:
+                    continue
+                moved = centres[chain] + shift * np.array([np.cos(theta), np.sin(theta)])
+                out.xyz[idx[chain], :2] = self.floor.to_world(moved[:, 0], moved[:, 1])
+        return out
 
     def _overlaps_any(self, f: dict, rows: list[dict]) -> bool:
         """Whether shaped fit ``f`` overlaps any of ``rows`` (shaped fits of its view) by

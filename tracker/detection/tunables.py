@@ -201,6 +201,7 @@ class Tunables:
     # side is known within ``unit_reach_in`` (a unit's stands keep within 5 cm, 2 in),
     # unless its own evidence for that side is under ``unit_side_share`` of the best.
     unit_reach_in, unit_side_share = 2.0, 0.5
+    file_ratio, file_least = 2.5, 0.2  # a file's ends' rim evidence moved to against where fitted, and at least (_files_aligned; ratio 0: off)
     unit_relax_score = 0.15  # a refused stand fit's least score where its side's units lack stands (_stands_units_lack)
     # A stand neither its rims nor a unit sides is kept, its side unsure, only where at
     # least this share of its patch's foreground is not the table in shadow.
