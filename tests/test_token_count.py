@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from conftest import _first_frame
@@ -232,3 +233,33 @@ def test_a_coin_whose_edge_reads_as_a_32mm_rim_is_a_treasure(coin_on_dark_mat, m
     for f in truth["fighters"]:  # (every fighter in sight still one)
         if f["visible_fraction"] >= 0.5:
             assert _near(state.fighters, f["x"], f["y"], 0.75), f
+
+
+@pytest.fixture(scope="module")
+def blue_disc_by_a_crescent(request, tmp_path_factory):
+    """A 720p Warcry tuning table (seed 100012, first frame) whose blue plain objective's
+    edge and a purple base's yellow crescent beside it close a 40 mm yellow rim."""
+    from conftest import _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100012, "warcry", "blue-by-crescent"))
+
+
+def test_a_plain_objective_in_a_rim_seen_little_is_the_objective(blue_disc_by_a_crescent):
+    """A round base seen under ``token_hiding_score`` of its rim neither hides a token's
+    place from the search nor takes a disc of a plain token's colour inside it for its
+    miniature (``token_hiding_score`` 0 turns both off). (Measured when written: a yellow
+    40 mm fighter 0.38 in off the blue objective and no objective without; the objective,
+    no fighter, with.)"""
+    from conftest import _judged_with
+
+    pipe, frame, truth = blue_disc_by_a_crescent
+    blue = [t for t in truth["tokens"] if t["kind"] == "objective" and t.get("style") == "blue"]
+    assert len(blue) == 1
+
+    def judged(**tunables):
+        d = _judged_with(pipe, frame, 0, **tunables)
+        near = np.hypot(d.xyz[:, 0] - blue[0]["x"], d.xyz[:, 1] - blue[0]["y"]) < 0.5
+        return int((near & (d.kind == 0)).sum()), int((near & (d.kind == 1)).sum())
+
+    assert judged(token_hiding_score=0.0) == (1, 0)
+    assert judged() == (0, 1)

@@ -405,11 +405,13 @@ class Patches:
         token), a pixel in from their edge. A stand's miniature is a patch of change of a
         token's size: on an Epic tuning table 12 of the token search's 14 discs were
         stands, and three of its five objectives were never looked at. Bases found only
-        as foreground, and small round ones, may be a token's disc itself
-        (_settle_discs decides), so they are left to the search."""
+        as foreground, small round ones, and round ones seen under ``token_hiding_score``
+        of their rim (a blue objective's edge and a purple base's yellow crescent beside
+        it made a 40 mm yellow rim) may be a token's disc itself (_settle_discs decides),
+        so they are left to the search."""
         paper = self._paper_diameter_in() * MM_PER_IN
         sure = (bases.kind == KIND_BASE) & ~bases.from_foreground \
-            & ((bases.shape > 0) | (bases.base_mm >= 1.5 * paper))
+            & ((bases.shape > 0) | ((bases.base_mm >= 1.5 * paper) & (bases.score >= self.token_hiding_score)))
         mask = self._footprints(bases[sure]).astype(np.uint8)
         return cv2.erode(mask, np.ones((3, 3), np.uint8)).astype(bool)
 

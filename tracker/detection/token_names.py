@@ -102,8 +102,11 @@ class TokenNames:
                 # (and only a base on the token's own centre: a disc half on a 25 mm
                 # base beside it is that base's rim and miniature, no token)
                 token_sized = self._token_sized(bases.base_mm[inside[i]], tokens.xyz[i, :2], int(tokens.kind[i]))
-                styled = token_sized.all() and (d[i][inside[i]] < 0.25).all() \
-                    and self._styled_token(lab, tokens.xyz[i, :2]) == tokens.kind[i]
+                face = self._styled_token(lab, tokens.xyz[i, :2]) == tokens.kind[i]
+                # (or a rim seen little beside it, off its centre: a blue objective's edge
+                # and a purple base's yellow crescent made a 40 mm yellow rim round it)
+                styled = face and ((token_sized.all() and (d[i][inside[i]] < 0.25).all())
+                                   or (bases.score[inside[i]] < self.token_hiding_score).all())
                 if tokens.tag_id[i] >= 0 or styled or (tokens.kind[i] == KIND_OBJECTIVE
                                                        and self._objective_face(lab, tokens.xyz[i, :2])):
                     # Nothing stands on a token: a "base" centred on it is the disc's own

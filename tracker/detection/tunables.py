@@ -89,6 +89,7 @@ class Tunables:
     # it is this much more like that id than like any of its colour's kind (24 mixed
     # tuning tables: 4 treasures whose gold ring a 720p picture loses found, no id wrong).
     name_other_kind = 0.06
+    token_hiding_score = 0.25  # a round base hides a token's place from the search only seen this well (_not_token_places)
     name_blob_share = 0.5  # (or half what the blob leaves unexplained, if less: _name_discs)
     # ... and a disc that clears both but is nearly as like (``name_margin``) other ids is
     # still a token of the kind all those ids share, its id unread (24 Epic tuning tables:
