@@ -242,4 +242,9 @@ class Tunables:
     # its own).
     pursue_rim_anchor = True
     pursue_round_offset_px = 1.5  # (the boundary's offset, where no base shows it)
+    # A stand placed by its outline along its patch's edge where a disc explains the
+    # patch better than the pursuit's placement, on this share of its outline at least
+    # (48 Epic tuning tables: the stands so found ran along 0.66-0.85 of theirs, a
+    # tagged objective's disc along 0.55: _stand_by_its_boundary).
+    stand_boundary_share = 0.6
     pursue_round_size_step_mm = 10.0  # (sizes a patch may be taken for: 25/32/40/50/60 mm)
