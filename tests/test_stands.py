@@ -361,6 +361,11 @@ def test_a_lone_stand_its_shadow_pulls_off_is_placed_by_its_refused_rim(lone_sta
 
     with monkeypatch.context() as mp:
         mp.setattr(type(pipe.detector), "_stand_by_its_rim", lambda self, p, *a: None)
+        # (Two later mechanisms place it too, turned off here to show this one alone: the
+        # stand's outline along its patch's edge, 0.08 in off, _stand_by_its_boundary; and,
+        # its side's units short of a stand, the refused fit itself, _stands_units_lack.)
+        mp.setattr(pipe.detector, "stand_boundary_share", 9.0)
+        mp.setattr(pipe.detector, "unit_relax_score", 9.0)
         assert nearest() > 0.75
     assert nearest() < 0.1
 
