@@ -8,6 +8,7 @@ roster (``_roster_short``, ``_roster_swap``); platform overhangs dropped.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -285,21 +286,15 @@ class Placement:
         must show 0.18). Not for Epic units (their stands have their own count)."""
         if self.config.epic is not None or not any(s.shaped_roster for s in self.config.sides):
             return None
-        listed: dict[tuple, int] = {}
-        for sd in self.config.sides:
-            for b in sd.shaped_roster:
-                key = (sd.index, SHAPE_CODES[b.shape], float(b.width_mm), float(b.depth_mm))
-                listed[key] = listed.get(key, 0) + 1
+        def outline(c: dict) -> tuple:
+            return c["side"], c["shape"], float(c["size_mm"][0]), float(c["size_mm"][1])
+
+        listed = Counter((sd.index, SHAPE_CODES[b.shape], float(b.width_mm), float(b.depth_mm))
+                         for sd in self.config.sides for b in sd.shaped_roster)
         kept = set(placed.kept_index)
         outlines = [k for k in placed.kept_index if fits[k].get("shape", 0)]
-        counts: dict[tuple, int] = {}
-        for k in outlines:
-            c = fits[k]
-            key = (c["side"], c["shape"], float(c["size_mm"][0]), float(c["size_mm"][1]))
-            counts[key] = counts.get(key, 0) + 1
-        surplus = [k for k in outlines if counts[(fits[k]["side"], fits[k]["shape"], float(fits[k]["size_mm"][0]),
-                                                  float(fits[k]["size_mm"][1]))] > listed.get(
-            (fits[k]["side"], fits[k]["shape"], float(fits[k]["size_mm"][0]), float(fits[k]["size_mm"][1])), 0)]
+        counts = Counter(outline(fits[k]) for k in outlines)
+        surplus = [k for k in outlines if counts[outline(fits[k])] > listed[outline(fits[k])]]
         if not surplus:
             return None
         short = self._roster_short(placed.rows)

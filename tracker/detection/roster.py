@@ -11,6 +11,7 @@ part (``_rounds_as_outline``).
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import shapely.geometry
@@ -21,6 +22,11 @@ from ..vision.stands import Outline
 from ..world import MM_PER_IN
 from .detections import KIND_BASE, Detections
 from .table_views import PURSUED_SIGMA_PX
+
+
+def units_stands_per_side(config: Any) -> dict[int, int]:
+    """Side -> how many stands its Epic units list in all (0 for a side with none)."""
+    return {s.index: sum(u.stands for u in config.epic.units if u.side == s.index) for s in config.sides}
 
 
 class Roster:
@@ -42,7 +48,7 @@ class Roster:
         keep = np.ones(len(bases), bool)
         rivals = np.zeros(len(bases), np.int64)
         stands = bases.kind == KIND_BASE
-        most = {s.index: sum(u.stands for u in self.config.epic.units if u.side == s.index) for s in self.config.sides}
+        most = units_stands_per_side(self.config)
         found = {si: int((stands & (bases.side == si)).sum()) for si in most}
         for si, n in most.items():
             mine = np.flatnonzero(stands & (bases.side == si))
@@ -70,8 +76,8 @@ class Roster:
         if self.unit_relax_score > 1.0 or not self._refused_shapes:
             return Detections()
         stands = found.kind == KIND_BASE
-        most = {s.index: sum(u.stands for u in self.config.epic.units if u.side == s.index) for s in self.config.sides}
-        short = {si: n - int((stands & (found.side == si)).sum()) for si, n in most.items()}
+        short = {si: n - int((stands & (found.side == si)).sum()) for si, n in units_stands_per_side(self.config).items()}
+        mine = {si: found.xyz[stands & (found.side == si), :2] for si in short}
         polys = [shape_polygon(SHAPE_NAMES[int(found.shape[i])], *(found.size_mm[i] / MM_PER_IN), *found.xyz[i, :2],
                                float(found.angle_deg[i])) if stands[i] else
                  shapely.geometry.Point(*found.xyz[i, :2]).buffer(0.5) for i in range(len(found))]
@@ -84,9 +90,8 @@ class Roster:
             xy = view.to_world(np.array([f["col"]]), np.array([f["row"]]))[0]
             angle = float(-np.degrees(f["theta"])) % 180.0
             poly = shape_polygon(SHAPE_NAMES[f["shape"]], *(np.array(f["size_mm"]) / MM_PER_IN), *xy, angle)
-            mine = [i for i in range(len(found)) if stands[i] and found.side[i] == si]
-            if any(poly.intersection(q).area > 0.05 * poly.area for q in polys) or not any(
-                    np.hypot(*(found.xyz[i, :2] - xy)) <= self.unit_reach_in for i in mine):
+            if any(poly.intersection(q).area > 0.05 * poly.area for q in polys) or not (
+                    np.hypot(*(mine[si] - xy).T) <= self.unit_reach_in).any():
                 continue
             if self._inside_held(f["view"], SHAPE_NAMES[f["shape"]], tuple(f["size_mm"]), f["theta"], f["col"],
                                  f["row"]) < self.outline_filled:

@@ -85,11 +85,6 @@ class Tunables:
     # plain or hollow dark square (miniatures and shadows reached 0.86 alone) ...
     name_floor, name_margin, name_disc_floor = 0.6, 0.06, 0.6
     name_blob_gain = 0.05
-    # An unread tag on a disc of one kind's colour is named as another kind's id only if
-    # it is this much more like that id than like any of its colour's kind (24 mixed
-    # tuning tables: 4 treasures whose gold ring a 720p picture loses found, no id wrong).
-    name_other_kind = 0.06
-    token_hiding_score = 0.25  # a round base hides a token's place from the search only seen this well (_not_token_places)
     name_blob_share = 0.5  # (or half what the blob leaves unexplained, if less: _name_discs)
     # ... and a disc that clears both but is nearly as like (``name_margin``) other ids is
     # still a token of the kind all those ids share, its id unread (24 Epic tuning tables:
@@ -114,6 +109,11 @@ class Tunables:
     # tuning tables: tokens found 1,879 -> 1,885 of 1,920, none misnamed; Warcry and
     # mixed tables unchanged).
     name_mat_share = 0.3
+    # An unread tag on a disc of one kind's colour is named as another kind's id only if
+    # it is this much more like that id than like any of its colour's kind (24 mixed
+    # tuning tables: 4 treasures whose gold ring a 720p picture loses found, no id wrong).
+    name_other_kind = 0.06
+    token_hiding_score = 0.25  # a round base hides a token's place from the search only seen this well (_not_token_places)
     min_coverage_shaped = 0.35  # share of the outline seen as a clean edge
     min_band_shaped = 0.06  # rim evidence along each long side, at least
     max_cross_shaped = 0.3  # rim evidence through the middle, at most

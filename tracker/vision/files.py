@@ -18,6 +18,8 @@ import math
 
 import cv2
 import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 # Two stands are end to end when turned alike within FILE_TURN, their centres a stand's
 # length apart along it within FILE_ALONG_TOL of a length, and within FILE_ACROSS_TOL of a
@@ -35,28 +37,16 @@ def files(centres: np.ndarray, thetas: np.ndarray, hx: float, hy: float) -> list
     [[0, 1, 2]]
     """
     n = len(centres)
-    parent = list(range(n))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i in range(n):
-        u = np.array([math.cos(thetas[i]), math.sin(thetas[i])])
-        for j in range(i + 1, n):
-            turn = abs((thetas[i] - thetas[j] + math.pi / 2) % math.pi - math.pi / 2)
-            if turn > FILE_TURN:
-                continue
-            d = centres[j] - centres[i]
-            along, across = abs(float(d @ u)), abs(float(d[0] * -u[1] + d[1] * u[0]))
-            if abs(along - 2 * hx) <= FILE_ALONG_TOL * 2 * hx and across <= FILE_ACROSS_TOL * hy:
-                parent[root(i)] = root(j)
-    groups: dict[int, list[int]] = {}
-    for i in range(n):
-        groups.setdefault(root(i), []).append(i)
-    return [g for g in groups.values() if len(g) > 1]
+    u = np.c_[np.cos(thetas), np.sin(thetas)]
+    d = centres[None, :, :] - centres[:, None, :]  # (i, j): from stand i to stand j
+    along = np.abs((d * u[:, None, :]).sum(axis=2))
+    across = np.abs(d[..., 1] * u[:, None, 0] - d[..., 0] * u[:, None, 1])
+    turn = np.abs((thetas[:, None] - thetas[None, :] + math.pi / 2) % math.pi - math.pi / 2)
+    linked = (turn <= FILE_TURN) & (np.abs(along - 2 * hx) <= FILE_ALONG_TOL * 2 * hx) & (across <= FILE_ACROSS_TOL * hy)
+    np.fill_diagonal(linked, False)
+    _, label = connected_components(csr_matrix(linked | linked.T), directed=False)
+    groups = [np.flatnonzero(label == g).tolist() for g in range(int(label.max()) + 1)] if n else []
+    return [g for g in groups if len(g) > 1]
 
 
 def file_shift(rim: np.ndarray, centres: np.ndarray, theta: float, hx: float, hy: float, band: float = 1.5,
