@@ -160,9 +160,10 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
             keep, unsure = self._within_epic_roster(bases)
             bases = bases[keep]
             bases.rivals = bases.rivals | unsure[keep]
-            more = self._stands_units_lack(Detections.merge([bases, tokens if look_for_tokens else self._last_tokens]))
-            if len(more):
-                bases = Detections.merge([bases, more])
+            for more_stands in (self._stands_units_lack, self._stands_in_gaps):
+                more = more_stands(Detections.merge([bases, tokens if look_for_tokens else self._last_tokens]))
+                if len(more):
+                    bases = Detections.merge([bases, more])
         self._refined(raw, bases)
         self._sides_read(raw, bases)
         open_ = self._unnamed(bases, tokens if look_for_tokens else None)

@@ -4,7 +4,8 @@ In: the bases found and the config's rosters (``bases_mm`` / ``bases``; Epic uni
 Out: the outlines each side still lacks (``_outlines_short``), bases beyond a side's roster
 (``_beyond_roster``: rivals, not deletions; on Epic tables the least seen beyond the units'
 stands dropped: ``_within_epic_roster``; stands its units lack placed by refused rim fits:
-``_stands_units_lack``), and round fits that are an oval or rectangle the roster lacks seen in
+``_stands_units_lack``, or in the gaps of a stand's size between two of a file or a rank:
+``_stands_in_gaps``), and round fits that are an oval or rectangle the roster lacks seen in
 part (``_rounds_as_outline``).
 """
 
@@ -16,7 +17,8 @@ from typing import Any
 import numpy as np
 import shapely.geometry
 
-from ..base_shapes import SHAPE_NAMES, depth_inside, shape_polygon
+from ..base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, shape_polygon
+from ..vision.files import gap_slots
 from ..vision.pursuit import roster_short
 from ..vision.stands import Outline
 from ..world import MM_PER_IN
@@ -76,11 +78,9 @@ class Roster:
         if self.unit_relax_score > 1.0 or not self._refused_shapes:
             return Detections()
         stands = found.kind == KIND_BASE
-        short = {si: n - int((stands & (found.side == si)).sum()) for si, n in units_stands_per_side(self.config).items()}
+        short = self._units_short(found)
         mine = {si: found.xyz[stands & (found.side == si), :2] for si in short}
-        polys = [shape_polygon(SHAPE_NAMES[int(found.shape[i])], *(found.size_mm[i] / MM_PER_IN), *found.xyz[i, :2],
-                               float(found.angle_deg[i])) if stands[i] else
-                 shapely.geometry.Point(*found.xyz[i, :2]).buffer(0.5) for i in range(len(found))]
+        polys = self._outlines_on_table(found)
         rows = []
         for f in sorted(self._refused_shapes, key=lambda f: -f["score"]):
             si = f["side"]
@@ -106,6 +106,65 @@ class Roster:
         if len(named) and len(named.sigma_in):
             # (placed by a faint rim: as honest as a stand placed by its patch)
             named.sigma_in = np.hypot(named.sigma_in, PURSUED_SIGMA_PX / self.px_per_in)
+        return named
+
+    def _units_short(self, found: Detections) -> dict[int, int]:
+        """Side -> how many more stands its Epic units list than ``found`` holds."""
+        stands = found.kind == KIND_BASE
+        return {si: n - int((stands & (found.side == si)).sum()) for si, n in units_stands_per_side(self.config).items()}
+
+    @staticmethod
+    def _outlines_on_table(found: Detections) -> list[Any]:
+        """Each of ``found``'s footprint on the table (world inches): a base's outline, a
+        token's disc (half an inch round its centre)."""
+        return [shape_polygon(SHAPE_NAMES[int(found.shape[i])], *(found.size_mm[i] / MM_PER_IN), *found.xyz[i, :2],
+                              float(found.angle_deg[i])) if found.kind[i] == KIND_BASE else
+                shapely.geometry.Point(*found.xyz[i, :2]).buffer(0.5) for i in range(len(found))]
+
+    def _stands_in_gaps(self, found: Detections) -> Detections:
+        """Stands missing from a file or a rank between two found (``vision.files.gap_slots``:
+        a gap of one or up to ``gap_stands_most`` stands' length between two stands of
+        one side and size turned alike, in line), where their side's units list more
+        stands than were found: each gap's stand whose inside holds figures
+        (``_inside_held`` at least ``outline_filled``: a unit's spacing leaves bare table)
+        and overlapping nothing found (``found``: bases and tokens), fullest first, while
+        the side is short. Placed without a rim of its own (a green rim on a green mat at
+        720p shows none): its place is its neighbours', and its sigma a stand's placed by
+        its patch. (48 Epic tuning tables: 79 of 121 stands missed lay in line between
+        two of their side.)"""
+        if self.gap_stands_most <= 0:
+            return Detections()
+        short = self._units_short(found)
+        rect = (found.kind == KIND_BASE) & (found.shape == SHAPE_CODES["rect"])
+        cands = []
+        for si, w, d, z in sorted({(int(found.side[i]), *map(float, found.size_mm[i]), round(float(found.xyz[i, 2]), 1))
+                                   for i in np.flatnonzero(rect)}):
+            if short.get(si, 0) <= 0:
+                continue
+            idx = np.flatnonzero(rect & (found.side == si) & (found.size_mm[:, 0] == w) & (found.size_mm[:, 1] == d)
+                                 & (np.abs(found.xyz[:, 2] - z) < 0.05))
+            for xy, theta in gap_slots(found.xyz[idx, :2], np.radians(found.angle_deg[idx]), w / MM_PER_IN / 2,
+                                       d / MM_PER_IN / 2, self.gap_stands_most):
+                k, view = self._view_at(float(xy[0]), float(xy[1]), z)
+                if view is None:
+                    continue
+                col, row = np.asarray(view.to_pixel(xy[None])).reshape(-1)[:2]
+                held = self._inside_held(k, "rect", (w, d), -theta, col, row)
+                if held >= self.outline_filled:
+                    cands.append((held, si, xy, z, float(np.degrees(theta)) % 180.0, w, d))
+        polys = self._outlines_on_table(found)
+        rows = []
+        for held, si, xy, z, angle, w, d in sorted(cands, key=lambda c: -c[0]):
+            poly = shape_polygon("rect", w / MM_PER_IN, d / MM_PER_IN, *xy, angle)
+            if short[si] <= 0 or any(poly.intersection(q).area > self.gap_overlap * poly.area for q in polys):
+                continue
+            polys.append(poly)
+            short[si] -= 1
+            rows.append({"xyz": (float(xy[0]), float(xy[1]), z), "kind": KIND_BASE, "side": si, "base_mm": w,
+                         "score": self.min_coverage, "shape": SHAPE_CODES["rect"], "size_mm": (w, d),
+                         "angle_deg": angle, "from_foreground": True})
+        named = Detections.from_rows(rows)
+        self._add_sigma(named, lift=self.config.base_thickness_in)
         return named
 
     def _holds_figures_at(self, bases: Detections, i: int) -> float:

@@ -204,6 +204,9 @@ class Tunables:
     unit_reach_in, unit_side_share = 2.0, 0.5
     file_ratio, file_least = 2.5, 0.2  # a file's ends' rim evidence moved to against where fitted, and at least (_files_aligned; ratio 0: off)
     unit_relax_score = 0.15  # a refused stand fit's least score where its side's units lack stands (_stands_units_lack)
+    # The most stands a gap in a file or a rank may hold (_stands_in_gaps; 0: off), and how
+    # much of a gap's stand may lie over what was found (its neighbours' fits are faint).
+    gap_stands_most, gap_overlap = 2, 0.2
     # A stand neither its rims nor a unit sides is kept, its side unsure, only where at
     # least this share of its patch's foreground is not the table in shadow.
     unsure_stand_lit = 0.5

@@ -9,7 +9,8 @@ The file's two ends do show: its stands are placed where the file's ends lie.
 
 In: stands' centres and turns in view pixels, their half sizes, and a map of their side's
 rim evidence. Out: the files (``files``: chains of stands end to end) and how far a
-file's stands lie off along it (``file_shift``, view pixels).
+file's stands lie off along it (``file_shift``, view pixels); the places of stands missing
+from a file or a rank between two found (``gap_slots``: any unit of length).
 """
 
 from __future__ import annotations
@@ -80,3 +81,40 @@ def file_shift(rim: np.ndarray, centres: np.ndarray, theta: float, hx: float, hy
     here = end(lo, 1.0) + end(hi, -1.0)
     best = int(np.argmax(score))
     return float(shifts[best]), float(score[best]), here
+
+
+# A gap's two stands lie in line when each is turned within GAP_TURN of the line between
+# them (for a file; a quarter turn from it for a rank): faint stands' fits are turned a
+# few degrees off, the line between two stands of a file is the file.
+GAP_TURN = math.radians(15.0)
+
+
+def gap_slots(centres: np.ndarray, thetas: np.ndarray, hx: float, hy: float, most: int = 2
+              ) -> list[tuple[np.ndarray, float]]:
+    """The places of stands missing between two found in line: pairs of stands each
+    turned within GAP_TURN of the line between them (a file), or a quarter turn from it
+    (a rank), whose centres lie 2 to ``most`` + 1 stands' lengths (a file) or depths (a
+    rank) apart, within FILE_ALONG_TOL of a whole stand; the gap's stands evenly between
+    them, turned along the line (or across it). A unit's stands keep in files and ranks,
+    so a stand its rims could not show (a green rim on a green mat at 720p) still leaves
+    the gap of its size between its neighbours. (``centres`` (n, 2), ``thetas`` radians,
+    half length ``hx`` and half depth ``hy``, all in one unit.)
+
+    >>> c = np.array([[0.0, 0.0], [6.0, 0.2], [20.0, 0.0], [20.0, 2.0]])  # a file 3 apart, a rank 2 apart
+    >>> [(p.round(1).tolist(), round(t, 2)) for p, t in gap_slots(c, np.array([0.0, 0.1, 0.0, 0.0]), 1.0, 0.5)]
+    [([2.0, 0.1], 0.03), ([4.0, 0.1], 0.03), ([20.0, 1.0], 0.0)]
+    """
+    def off(a: float, b: float) -> float:  # (turns of a line: modulo a half turn)
+        return abs((a - b + math.pi / 2) % math.pi - math.pi / 2)
+
+    out: list[tuple[np.ndarray, float]] = []
+    for i in range(len(centres)):
+        for j in range(i + 1, len(centres)):
+            d = centres[j] - centres[i]
+            line = math.atan2(d[1], d[0])
+            for turn, pitch in ((line, 2 * hx), (line - math.pi / 2, 2 * hy)):
+                n = round(float(np.hypot(*d)) / pitch)
+                if 2 <= n <= most + 1 and abs(float(np.hypot(*d)) / pitch - n) <= FILE_ALONG_TOL \
+                        and off(thetas[i], turn) <= GAP_TURN and off(thetas[j], turn) <= GAP_TURN:
+                    out += [(centres[i] + d * k / n, turn % math.pi) for k in range(1, n)]
+    return out
