@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from .errors import UserError
+from .outputs import check_output, write_output
 
 
 class _Group(click.Group):
@@ -59,6 +60,11 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, s
     from .sources import open_source
 
     src_path = Path(source)
+    # Where the results go is checked first: a run of minutes is not lost to a bad --out.
+    if out:
+        check_output(out, "--out")
+    if eval_output:
+        check_output(eval_output, "--eval-output")
     if camera_json or table_json:
         if not (camera_json and table_json and game):
             raise UserError("give --game, --camera and --table together (or a footage folder alone)")
@@ -92,10 +98,10 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, s
     finally:
         src.close()
     if out:
-        Path(out).write_text(json.dumps({"frames": states, "events": [] if stills else pipe.tracker.events_as_dicts(),
-                                         "skipped_frames": src.skipped}, indent=1))
+        write_output(out, json.dumps({"frames": states, "events": [] if stills else pipe.tracker.events_as_dicts(),
+                                      "skipped_frames": src.skipped}, indent=1), "--out")
     if eval_output:
-        Path(eval_output).write_text(json.dumps({"frames": preds}))
+        write_output(eval_output, json.dumps({"frames": preds}), "--eval-output")
     click.echo(f"tracked {len(states)} frames" + (f", skipped {src.skipped} unreadable" if src.skipped else "")
                + (f"; wrote {out}" if out else "") + (f"; wrote {eval_output}" if eval_output else ""), err=True)
     if error is not None:

@@ -1,0 +1,80 @@
+"""Issue #29: every bad input to the command line gets one clear line (exit 2, no
+traceback), found before any work is done so that none is lost."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from evalsets import eval_set
+from test_cli import one_line_error, run
+
+
+def _read_only_folder(tmp_path: Path) -> Path:
+    """A folder this user cannot write in (root writes through a folder's mode bits, not
+    through sysfs)."""
+    if os.geteuid() == 0:
+        return Path("/sys")
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    return folder
+
+
+@pytest.fixture
+def bad_outs(tmp_path):
+    """{what is wrong: an --out that cannot be written}."""
+    (tmp_path / "a-file").write_text("not a folder")
+    return {"missing folder": (tmp_path / "no-such-folder" / "out.json", "does not exist"),
+            "file as folder": (tmp_path / "a-file" / "out.json", "is a file, not a folder"),
+            "read-only": (_read_only_folder(tmp_path) / "tabletracker-out.json", "cannot be written")}
+
+
+@pytest.mark.parametrize("case", ["missing folder", "file as folder", "read-only"])
+def test_track_checks_out_before_tracking(bad_outs, case):
+    out, words = bad_outs[case]
+    p = run("track", eval_set("warcry-3"), "--out", out, "--max-frames", 1, "--no-progress")
+    one_line_error(p, "--out", str(out), words)  # one line: no frame was tracked first
+    assert "tracked" not in p.stdout + p.stderr
+
+
+def test_track_checks_eval_output_too(bad_outs):
+    out, words = bad_outs["missing folder"]
+    one_line_error(run("track", eval_set("warcry-3"), "--eval-output", out, "--max-frames", 1, "--no-progress"),
+                   "--eval-output", words)
+
+
+@pytest.mark.parametrize("case", ["missing folder", "file as folder", "read-only"])
+def test_calibrate_camera_checks_out_before_calibrating(bad_outs, case):
+    out, words = bad_outs[case]
+    p = run("calibrate-camera", eval_set("warcry-3") / "calib", "--out", out)
+    one_line_error(p, "--out", words)
+    assert p.stdout == ""  # no board was looked for
+
+
+@pytest.mark.parametrize("case", ["missing folder", "file as folder", "read-only"])
+def test_calibrate_table_checks_out_before_calibrating(bad_outs, case):
+    out, words = bad_outs[case]
+    folder = eval_set("warcry-3")
+    p = run("calibrate-table", folder / "table.jpg", "--game", folder / "setup.json", "--out", out)
+    one_line_error(p, "--out", words)
+    assert p.stdout == ""
+
+
+def test_an_existing_out_is_checked_without_being_changed(tmp_path):
+    from tracker.outputs import check_output
+
+    out = tmp_path / "kept.json"
+    out.write_text("{}")
+    assert check_output(out) == out and out.read_text() == "{}"
+    fresh = tmp_path / "fresh.json"
+    assert check_output(fresh) == fresh and not fresh.exists()  # tried, then removed
+
+
+def test_calibrate_camera_coverage_extension_checked_first(tmp_path):
+    out = tmp_path / "camera.json"
+    p = run("calibrate-camera", eval_set("warcry-3") / "calib", "--out", out, "--coverage", tmp_path / "c.txt")
+    one_line_error(p, "--coverage", ".txt", ".png")
+    assert not out.exists() and p.stdout == ""  # refused before calibrating
