@@ -78,3 +78,12 @@ def test_calibrate_camera_coverage_extension_checked_first(tmp_path):
     p = run("calibrate-camera", eval_set("warcry-3") / "calib", "--out", out, "--coverage", tmp_path / "c.txt")
     one_line_error(p, "--coverage", ".txt", ".png")
     assert not out.exists() and p.stdout == ""  # refused before calibrating
+
+
+@pytest.mark.parametrize("value", ["-5", "0"])
+def test_track_refuses_max_frames_below_one(tmp_path, value):
+    out = tmp_path / "track.json"
+    p = run("track", eval_set("warcry-3"), "--out", out, "--max-frames", value, "--no-progress")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "--max-frames" in p.stderr and value in p.stderr
+    assert not out.exists()

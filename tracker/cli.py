@@ -45,7 +45,7 @@ def main() -> None:
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="track.json: world state per frame and events")
 @click.option("--eval-output", type=click.Path(dir_okay=False), default=None,
               help="predictions in the format of shared/eval (score with its score.py)")
-@click.option("--max-frames", type=int, default=None, help="stop after this many frames")
+@click.option("--max-frames", type=click.IntRange(min=1), default=None, help="stop after this many frames")
 @click.option("--stills/--clip", default=None,
               help="judge each picture on its own (default for a folder of images: a judge's photos) "
                    "or track the pictures as one clip's consecutive frames (default for a video)")
