@@ -87,3 +87,33 @@ def test_track_refuses_max_frames_below_one(tmp_path, value):
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert "--max-frames" in p.stderr and value in p.stderr
     assert not out.exists()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("case", ["file as folder", "read-only", "a folder", "not a database"])
+def test_serve_db_that_cannot_be_kept(tmp_path, bad_outs, case):
+    if case == "a folder":
+        db, words = tmp_path, "is a folder"
+    elif case == "not a database":
+        db, words = tmp_path / "notes.sqlite", "not a database"
+        db.write_bytes(b"these are my notes, not SQLite\n" * 200)
+    else:
+        db, words = bad_outs[case][0].with_suffix(".sqlite"), bad_outs[case][1]
+    p = run("serve", "--port", _free_port(), "--db", db, timeout=120)
+    one_line_error(p, "--db", words)
+    if case == "not a database":
+        assert db.read_bytes().startswith(b"these are my notes")  # left as it was
+
+
+def test_serve_db_makes_missing_folders(tmp_path):
+    from webui.cli import check_database
+
+    db = check_database(str(tmp_path / "new" / "folder" / "rulings.sqlite"))
+    assert db.is_file() and db.parent == tmp_path / "new" / "folder"

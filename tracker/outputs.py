@@ -24,7 +24,7 @@ def _problem(path: Path, e: OSError) -> str:
     parent = path.parent
     if e.errno == errno.ENOENT:
         return f"the folder {parent} does not exist; create it first or give another path"
-    if e.errno == errno.ENOTDIR:
+    if e.errno in (errno.ENOTDIR, errno.EEXIST):
         file = next((a for a in reversed(path.parents) if a.is_file()), parent)
         return f"{file} is a file, not a folder; give a path inside a folder"
     if e.errno == errno.EISDIR:
@@ -36,10 +36,16 @@ def _problem(path: Path, e: OSError) -> str:
     return f"cannot write there ({e.strerror or e}); give another path"
 
 
-def check_output(path: str | os.PathLike, option: str = "--out") -> Path:
+def check_output(path: str | os.PathLike, option: str = "--out", make_folders: bool = False) -> Path:
     """``path`` as a Path once a file can be written there; UserError (one line naming
-    ``option``) when it cannot. A file already there is left as it is."""
+    ``option``) when it cannot. A file already there is left as it is. ``make_folders``:
+    create the missing folders on the way first."""
     p = Path(path).expanduser()
+    if make_folders:
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"{option} {path}: {_problem(p, e)}") from None
     if p.is_dir():
         raise UserError(f"{option} {path}: this is a folder; give a file name inside it")
     try:

@@ -44,6 +44,7 @@ def build_app(source: str | None = None, footage: str | None = None, db: str | N
                         f"(or set TABLETRACKER_TOKEN) so only the judge can")
     if footage not in (None, "") and not Path(footage).is_dir():
         raise UserError(f"{footage}: footage folder not found; give --footage a folder with game.yaml and calib/")
+    db_path = check_database(db) if db else None  # before the minutes of calibrating
     open_source(source if source not in (None, "") else default_footage()).close()  # SourceError: one line
     src, footage_dir = resolve_source(source, footage)
     if not footage_dir.is_dir():
@@ -51,10 +52,28 @@ def build_app(source: str | None = None, footage: str | None = None, db: str | N
     click.echo(f"Calibrating from {footage_dir} ...", err=True)
     pipeline = Pipeline.from_footage(footage_dir)
     config = {"SOURCE": src, "FOOTAGE": str(footage_dir), "PIPELINE": pipeline, "JUDGE_TOKEN": token}
-    if db:
-        Path(db).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
-        config["DATABASE"] = str(Path(db).expanduser().resolve())
+    if db_path is not None:
+        config["DATABASE"] = str(db_path)
     return create_app(config)
+
+
+def check_database(db: str) -> Path:
+    """The ``--db`` file, its folders made, once SQLite can keep the rulings in it; else
+    UserError naming the problem (a file where a folder should be, a read-only place, a
+    file that is not a SQLite database)."""
+    import sqlite3
+
+    from tracker.outputs import check_output
+
+    from .db import ensure_db
+
+    path = check_output(Path(db).expanduser().resolve(), "--db", make_folders=True)
+    try:
+        ensure_db(str(path))
+    except sqlite3.Error as e:
+        raise UserError(f"--db {db}: SQLite cannot keep the rulings there ({e}); "
+                        f"give a new file name or an existing tabletracker database") from None
+    return path
 
 
 def port_free(host: str, port: int) -> bool:
