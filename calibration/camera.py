@@ -84,7 +84,7 @@ class Intrinsics:
         w, h = int(size[0]), int(size[1])
         if (w, h) != tuple(self.image_size):
             raise CalibrationError(
-                f"camera calibration is for {self.image_size[0]}x{self.image_size[1]} images but this video is "
+                f"camera calibration is for {self.image_size[0]}x{self.image_size[1]} images but these pictures are "
                 f"{w}x{h}; calibrate the camera at this resolution (calibrate-camera) or set the camera back")
 
     def to_dict(self) -> dict:

@@ -48,9 +48,11 @@ def read_still(path: str | Path, frames: int = 15) -> np.ndarray:
         if not imgs:
             raise SourceError(f"{p}: no frames could be read from this video")
         return np.median(np.stack(imgs), axis=0).astype(np.uint8)
-    img = cv2.imread(str(p), cv2.IMREAD_COLOR)
+    from tracker.sources import read_picture
+
+    img, why = read_picture(p)  # a JPEG cut short is refused too (its missing part would be grey)
     if img is None:
-        raise SourceError(f"{p}: cannot read this image (corrupt or not an image)")
+        raise SourceError(f"{p}: {why}; give a whole picture (copy or take it again)")
     return img
 
 

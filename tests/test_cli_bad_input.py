@@ -117,3 +117,38 @@ def test_serve_db_makes_missing_folders(tmp_path):
 
     db = check_database(str(tmp_path / "new" / "folder" / "rulings.sqlite"))
     assert db.is_file() and db.parent == tmp_path / "new" / "folder"
+
+
+def test_track_skips_a_jpeg_cut_short_naming_it(tmp_path):
+    """A folder of stills with one JPEG cut short (an interrupted copy): OpenCV decodes it
+    half grey without an error. It is skipped with a warning naming it; the others are
+    judged and written, each under its own file's position."""
+    import json
+    import shutil
+
+    import cv2
+
+    folder = tmp_path / "game"
+    shutil.copytree(eval_set("warcry-3"), folder, ignore=shutil.ignore_patterns("truth.json"))
+    cut = sorted((folder / "frames").iterdir())[1]
+    data = cut.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    assert cv2.imread(str(cut)) is not None  # what made it pass silently as a grey half
+    out = tmp_path / "track.json"
+    p = run("track", folder, "--out", out, "--max-frames", 3, "--no-progress")
+    assert p.returncode == 0, p.stderr
+    warned = [ln for ln in p.stderr.splitlines() if ln.startswith("warning: ") and str(cut) in ln]
+    assert len(warned) == 1 and "cut short" in warned[0] and "video" not in warned[0], p.stderr
+    doc = json.loads(out.read_text())
+    assert [f["frame_index"] for f in doc["frames"]] == [0, 2]
+    assert doc["skipped_frames"] == 1 and list(doc["skipped_files"]) == [str(cut)]
+
+
+def test_calibrate_table_refuses_a_table_photo_cut_short(tmp_path):
+    folder = eval_set("warcry-3")
+    photo = tmp_path / "table.jpg"
+    data = (folder / "table.jpg").read_bytes()
+    photo.write_bytes(data[: len(data) // 2])
+    p = run("calibrate-table", photo, "--game", folder / "setup.json", "--out", tmp_path / "table.json")
+    one_line_error(p, str(photo), "cut short")
+    assert "video" not in p.stderr

@@ -77,6 +77,7 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, s
     for w in pipe.setup.warnings:
         click.echo(f"warning: {w}", err=True)
     src = open_source(source)
+    src.on_skip = lambda msg: tqdm.write(f"warning: {msg}", file=sys.stderr)  # a cut-short JPEG...
     if stills is None:
         stills = src.frame_files is not None
     if eval_output and not stills:
@@ -99,7 +100,9 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, s
         src.close()
     if out:
         write_output(out, json.dumps({"frames": states, "events": [] if stills else pipe.tracker.events_as_dicts(),
-                                      "skipped_frames": src.skipped}, indent=1), "--out")
+                                      "skipped_frames": src.skipped,
+                                      "skipped_files": {str(k): v for k, v in src.skipped_files.items()}},
+                                     indent=1), "--out")
     if eval_output:
         write_output(eval_output, json.dumps({"frames": preds}), "--eval-output")
     click.echo(f"tracked {len(states)} frames" + (f", skipped {src.skipped} unreadable" if src.skipped else "")
