@@ -152,3 +152,26 @@ def test_calibrate_table_refuses_a_table_photo_cut_short(tmp_path):
     p = run("calibrate-table", photo, "--game", folder / "setup.json", "--out", tmp_path / "table.json")
     one_line_error(p, str(photo), "cut short")
     assert "video" not in p.stderr
+
+
+def test_serve_host_that_does_not_resolve_is_not_called_a_port_in_use():
+    p = run("serve", "--host", "no.such.host.invalid", "--port", _free_port(), "--token", "t", timeout=120)
+    one_line_error(p, "--host no.such.host.invalid", "cannot be resolved")
+    assert "in use" not in p.stderr
+
+
+def test_serve_port_in_use_is_said_so():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        one_line_error(run("serve", "--port", port, timeout=120), f"port {port}", "in use", "--port")
+
+
+def test_serve_footage_without_a_game_names_serves_own_option(tmp_path):
+    (tmp_path / "notes.txt").write_text("no pictures here")
+    p = run("serve", "--footage", tmp_path, "--port", _free_port(), timeout=120)
+    one_line_error(p, str(tmp_path), "--footage", "game.yaml")
+    assert "--game" not in p.stderr  # serve has no --game
