@@ -175,3 +175,52 @@ def test_serve_footage_without_a_game_names_serves_own_option(tmp_path):
     p = run("serve", "--footage", tmp_path, "--port", _free_port(), timeout=120)
     one_line_error(p, str(tmp_path), "--footage", "game.yaml")
     assert "--game" not in p.stderr  # serve has no --game
+
+
+def _state_file(tmp_path, mutate=None, name="state.json"):
+    import json
+
+    from test_rules_cli import _state
+
+    d = _state().to_dict()
+    if mutate is not None:
+        mutate(d)
+    p = tmp_path / name
+    p.write_text(json.dumps(d))
+    return p
+
+
+@pytest.mark.parametrize("field,mutate", [
+    ("fighters[0].x", lambda d: d["fighters"][0].update(x=1e308)),  # GEOS: SIGSEGV / OverflowError
+    ("fighters[1].y", lambda d: d["fighters"][1].update(y=-20_000)),
+    ("fighters[0].base.width_in", lambda d: d["fighters"][0]["base"].update(width_in=1e300)),
+    ("tokens[0].x", lambda d: d["tokens"][0].update(x=10 ** 400)),  # an integer no float holds
+    ("terrain[0].footprint[1]", lambda d: d["terrain"][0].update(footprint=[[2, -2], [1e308, -2], [2.5, 2], [2, 2]])),
+])
+def test_rule_refuses_positions_beyond_any_table(tmp_path, field, mutate):
+    p = run("rule", _state_file(tmp_path, mutate), timeout=120)
+    one_line_error(p, field)
+    assert p.returncode == 2  # not killed by a signal (negative) nor a traceback (1)
+
+
+def test_rule_accepts_positions_within_the_range(tmp_path):
+    p = run("rule", _state_file(tmp_path, lambda d: d["fighters"][0].update(x=9_999.0)), "--question", "control",
+            timeout=120)
+    assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize("levels", [100_000, 65])
+def test_rule_refuses_json_nested_too_deep(tmp_path, levels):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"fighters": [], "extra": {"x": ' + "[" * levels + "]" * levels + "}}")
+    one_line_error(run("rule", deep, timeout=120), str(deep), "nested more than 64 levels")
+    control = tmp_path / "control.json"
+    control.write_text("[" * levels + "]" * levels)
+    one_line_error(run("rule", _state_file(tmp_path), "--previous", control, timeout=120), str(control), "nested")
+
+
+def test_rule_quotes_a_huge_bad_value_briefly(tmp_path):
+    p = run("rule", _state_file(tmp_path, lambda d: d["fighters"][0].update(id="x" * 1_000_000, side="y" * 1_000_000)),
+            timeout=120)
+    one_line_error(p, "fighters[0].side")
+    assert len(p.stderr) < 400
