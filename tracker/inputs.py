@@ -12,13 +12,15 @@ them); :func:`quote` cuts any input echoed in a message to :data:`QUOTE_CHARS`.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import yaml
 
 from .errors import UserError
 
-__all__ = ["MAX_DEPTH", "QUOTE_CHARS", "NoAliasSafeLoader", "depth", "load_json", "load_yaml", "quote"]
+__all__ = ["MAX_DEPTH", "QUOTE_CHARS", "NoAliasSafeLoader", "check_values", "depth", "load_json", "load_yaml",
+           "quote"]
 
 MAX_DEPTH = 64  # a world state nests 6 deep, a game config 5: far beyond any real file
 QUOTE_CHARS = 200
@@ -26,6 +28,8 @@ QUOTE_CHARS = 200
 
 def quote(value: Any, limit: int = QUOTE_CHARS) -> str:
     """``repr(value)`` cut to ``limit`` characters (the cut marked with '...')."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64 * 4:
+        return f"a number of about {int(value.bit_length() * 0.30103)} digits"  # (repr refuses 4,300)
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -48,6 +52,55 @@ def depth(value: Any, limit: int = MAX_DEPTH) -> int:
             return deepest
         stack.extend((c, d + 1) for c in children)
     return deepest
+
+
+INT64 = (-(2 ** 63), 2 ** 63 - 1)  # what SQLite keeps (a larger one: OverflowError)
+
+
+def _field(path: list) -> str:
+    out = ""
+    for k in path:
+        out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
+    return out if len(out) <= 80 else out[:77] + "..."
+
+
+def _whole_unicode(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800"): no character at all
+        return False
+    return True
+
+
+def check_values(data: Any, where: str = "the request body") -> None:
+    """UserError naming the field (``roster[2].name``) for what no tabletracker value
+    may be, wherever it lies in ``data``: nesting deeper than :data:`MAX_DEPTH`, a whole
+    number beyond 64 bits, a number that is not finite, a string (or key) holding a lone
+    surrogate. Walked without recursion."""
+    stack: list[tuple[Any, list]] = [(data, [])]
+    while stack:
+        v, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise UserError(f"{where}: nested more than {MAX_DEPTH} levels deep")
+        at = _field(path) or where
+        if isinstance(v, bool) or v is None:
+            continue
+        if isinstance(v, int):
+            if not INT64[0] <= v <= INT64[1]:
+                raise UserError(f"'{at}': {quote(v, 40)} is too large a number (beyond 64 bits)")
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                raise UserError(f"'{at}': {v!r} is not a number")
+        elif isinstance(v, str):
+            if not _whole_unicode(v):
+                raise UserError(f"'{at}': the text holds a lone surrogate (not a character); send UTF-8 text")
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                if isinstance(k, str) and not _whole_unicode(k):
+                    raise UserError(f"'{at}': a field name holds a lone surrogate (not a character)")
+                stack.append((x, path + [k]))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, path + [i]) for i, x in enumerate(v))
 
 
 def _too_deep(where: str) -> UserError:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from werkzeug.routing import IntegerConverter
 
 __all__ = ["create_app", "get_player", "stop_player"]
 
@@ -52,6 +53,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         MAX_CONTENT_LENGTH=64 * 1024,
     )
     app.json.sort_keys = False
+    app.url_map.converters["int"] = Int64Converter  # /api/rulings/<int:id>: 404 beyond SQLite's 64 bits
     if test_config is None:
         app.config.from_pyfile("config.py", silent=True)
     else:
@@ -81,6 +83,15 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     if app.config["START_PLAYER"]:
         start_player(app)
     return app
+
+
+class Int64Converter(IntegerConverter):
+    """``<int:...>`` up to 2**63 - 1, the largest id SQLite keeps: a larger one is no
+    route (404), not an OverflowError (500)."""
+
+    def __init__(self, map, *args, **kwargs):
+        kwargs.setdefault("max", 2 ** 63 - 1)
+        super().__init__(map, *args, **kwargs)
 
 
 GAME_FILES = ("game.yaml", "game.yml", "game.json", "setup.json")

@@ -53,6 +53,7 @@ from tracker.fighter_state import (ActivationError, DamageError, FighterStateErr
                                    drop_offer, end_of_round_check, in_play)
 
 from . import get_player
+from .api import json_body
 from .auth import presented_token
 from .db import current_game, get_db, now_iso
 from .errors import ApiError
@@ -203,16 +204,7 @@ def change_json(row: sqlite3.Row) -> dict[str, Any]:
 
 # -- request helpers ---------------------------------------------------------------------
 def body(allowed: set[str]) -> dict[str, Any]:
-    raw = request.get_data(cache=True)
-    if not raw.strip():
-        data: Any = {}
-    else:
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise ApiError(400, "the request body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, f"the request body must be a JSON object, not {type(data).__name__}")
+    data = json_body()  # (400 for what no body may hold: too deep, too large a number...)
     unknown = set(data) - allowed - {"by"}
     if unknown:
         raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; "
