@@ -224,3 +224,22 @@ def test_rule_quotes_a_huge_bad_value_briefly(tmp_path):
             timeout=120)
     one_line_error(p, "fighters[0].side")
     assert len(p.stderr) < 400
+
+
+def test_a_game_config_of_nested_aliases_is_refused(tmp_path):
+    from test_webui_bad_bodies import LAUGHS
+
+    game = tmp_path / "game.yaml"
+    game.write_text("sides:\n" + "".join(f"  {line}\n" for line in LAUGHS.splitlines()))
+    p = run("calibrate-table", eval_set("warcry-3") / "table.jpg", "--game", game, "--out", tmp_path / "t.json")
+    one_line_error(p, str(game), "aliases")
+
+
+def test_the_bundled_game_configs_load_without_aliases():
+    import yaml
+
+    from tracker.inputs import load_yaml
+
+    for game in (Path(__file__).resolve().parents[1] / "sample_footage").glob("*/game.yaml"):
+        text = game.read_text()
+        assert load_yaml(text, str(game)) == yaml.safe_load(text)

@@ -170,3 +170,42 @@ def test_a_body_over_the_size_limit_is_413(live_app):
     app = live_app(START_PLAYER=False)
     r = app.test_client().post("/api/roster", data='{"text": "' + "x" * 100_000 + '"}', content_type="application/json")
     assert r.status_code == 413 and r.get_json()["error"]
+
+
+LAUGHS = """\
+- name: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+  side: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+  base: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+  runemarks: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+"""
+
+
+def test_a_roster_of_nested_aliases_is_refused_briefly(live_app):
+    """A "billion laughs" roster (a few hundred bytes of nested aliases) came back as a
+    722 kB error reply; aliases are refused, and the reply is one short line."""
+    app = live_app(START_PLAYER=False)
+    r = app.test_client().post("/api/roster", json={"text": LAUGHS})
+    assert r.status_code == 400 and len(r.get_data()) < 500, len(r.get_data())
+    assert "aliases" in r.get_json()["error"]
+    r = app.test_client().post("/api/roster", json={"text": "- &x {name: Vex, side: 0, base: 32}\n"})
+    assert r.status_code == 400 and "anchors" in r.get_json()["error"]  # an anchor alone too
+    r = app.test_client().post("/api/roster", json={"text": "- {name: Vex, side: 0, base: 32}\n"})
+    assert r.status_code == 201, r.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("fighter", [
+    {"name": "x" * 50_000, "side": 0, "base": 32},
+    {"name": "Vex", "side": "y" * 50_000, "base": 32},
+    {"name": "Vex", "side": 0, "base": ["z" * 100] * 500},
+    {"name": "Vex", "side": 0, "base": 32, "runemarks": ["r" * 30] * 1000},
+])
+def test_roster_errors_quote_at_most_200_characters(live_app, fighter):
+    app = live_app(START_PLAYER=False)
+    r = app.test_client().post("/api/roster", json={"fighters": [fighter]})
+    assert r.status_code == 400 and len(r.get_json()["error"]) < 400, r.get_data(as_text=True)[:300]
+
+
+def test_a_roster_text_holding_a_lone_surrogate_is_400(live_app):
+    app = live_app(START_PLAYER=False)
+    r = app.test_client().post("/api/roster", json={"text": '- {name: "Vex \\ud800", side: 0, base: 32}\n'})
+    assert r.status_code == 400 and "surrogate" in r.get_json()["error"], r.get_data(as_text=True)

@@ -134,9 +134,9 @@ def float_arg(value: Any, name: str, *, minimum: float = 0.0, maximum: float = 1
             raise ValueError
         f = float(value)
     except (TypeError, ValueError):
-        raise ApiError(400, f"'{name}' must be a number of inches, not {value!r}") from None
+        raise ApiError(400, f"'{name}' must be a number of inches, not {quote(value)}") from None
     if not math.isfinite(f) or not minimum <= f <= maximum:
-        raise ApiError(400, f"'{name}' must be between {minimum:g} and {maximum:g} inches, not {value!r}")
+        raise ApiError(400, f"'{name}' must be between {minimum:g} and {maximum:g} inches, not {quote(value)}")
     return f
 
 
