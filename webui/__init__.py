@@ -15,6 +15,10 @@ Config keys (``test_config`` or ``instance/config.py``):
 ``START_PLAYER``  start the live player thread (default True)
 ``JUDGE_TOKEN``   when set, every state-changing request needs it (header
                   ``X-Judge-Token`` or ``Authorization: Bearer ...``), else 403
+``SERVE_HOST``    the address the server listens on (``tabletracker serve --host``):
+                  requests must name it, an IP address, localhost or, on 0.0.0.0, the
+                  machine's names in their Host header, else 403 (DNS rebinding)
+``ALLOWED_HOSTS`` more host names to answer to (e.g. a reverse proxy's), a list
 ``MAX_ROUNDS``    battle rounds in a game (default 4)
 ``STREAM_WIDTH``  width of the streamed video in pixels (default 1280)
 ``REALTIME``      pace files to their frame rate, dropping frames when behind (default True)
@@ -46,6 +50,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         DATABASE=os.path.join(app.instance_path, "tabletracker.sqlite"),
         START_PLAYER=True,
         JUDGE_TOKEN=os.environ.get("TABLETRACKER_TOKEN") or None,
+        SERVE_HOST=None,
+        ALLOWED_HOSTS=[h for h in os.environ.get("TABLETRACKER_ALLOWED_HOSTS", "").split(",") if h.strip()],
         MAX_ROUNDS=4,
         STREAM_WIDTH=1280,
         REALTIME=True,

@@ -55,7 +55,8 @@ def build_app(source: str | None = None, footage: str | None = None, db: str | N
                         f"with game.yaml and calib/")
     click.echo(f"Calibrating from {footage_dir} ...", err=True)
     pipeline = Pipeline.from_footage(footage_dir)
-    config = {"SOURCE": src, "FOOTAGE": str(footage_dir), "PIPELINE": pipeline, "JUDGE_TOKEN": token}
+    config = {"SOURCE": src, "FOOTAGE": str(footage_dir), "PIPELINE": pipeline, "JUDGE_TOKEN": token,
+              "SERVE_HOST": host}  # requests must name this server (webui.auth.check_host)
     if db_path is not None:
         config["DATABASE"] = str(db_path)
     return create_app(config)
