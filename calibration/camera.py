@@ -41,7 +41,7 @@ def _read_json(path: str | Path, what: str) -> dict:
         raise CalibrationError(f"{p}: {what} file not found; check the path")
     try:
         d = json.loads(p.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # (nested 100,000 deep)
         raise CalibrationError(f"{p}: not a readable {what} JSON file; re-create it") from None
     if not isinstance(d, dict):
         raise CalibrationError(f"{p}: not a {what} file (expected a JSON object)")

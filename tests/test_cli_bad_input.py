@@ -243,3 +243,12 @@ def test_the_bundled_game_configs_load_without_aliases():
     for game in (Path(__file__).resolve().parents[1] / "sample_footage").glob("*/game.yaml"):
         text = game.read_text()
         assert load_yaml(text, str(game)) == yaml.safe_load(text)
+
+
+def test_a_camera_json_nested_too_deep_is_one_line(tmp_path):
+    folder = eval_set("warcry-3")
+    camera = tmp_path / "camera.json"
+    camera.write_text("[" * 100_000 + "]" * 100_000)
+    p = run("calibrate-table", folder / "table.jpg", "--camera", camera, "--game", folder / "setup.json",
+            "--out", tmp_path / "table.json")
+    one_line_error(p, str(camera))

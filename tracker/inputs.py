@@ -3,15 +3,15 @@
 A JSON file nested 100,000 deep ends ``json.loads`` in a RecursionError, and one a
 little shallower sends every recursive walk after it (``jsonable``, ``json.dumps``)
 the same way; a YAML document of nested aliases (a "billion laughs", a few hundred
-bytes) expands to gigabytes. So: :func:`load_json` and :func:`load_yaml` raise
-:class:`~tracker.errors.UserError` (one line) for nesting deeper than
-:data:`MAX_DEPTH` and for YAML anchors and aliases (no roster or game config needs
-them); :func:`quote` cuts any input echoed in a message to :data:`QUOTE_CHARS`.
+bytes) expands to gigabytes. So: :func:`depth` measures nesting without recursion
+(readers refuse more than :data:`MAX_DEPTH`); :func:`load_yaml` refuses YAML anchors and
+aliases (no roster or game config needs them) and too deep a nesting;
+:func:`check_values` finds what no request value may be (too deep, beyond 64 bits, a
+lone surrogate); :func:`quote` cuts any input echoed in a message to :data:`QUOTE_CHARS`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -19,8 +19,7 @@ import yaml
 
 from .errors import UserError
 
-__all__ = ["MAX_DEPTH", "QUOTE_CHARS", "NoAliasSafeLoader", "check_values", "depth", "load_json", "load_yaml",
-           "quote"]
+__all__ = ["MAX_DEPTH", "QUOTE_CHARS", "NoAliasSafeLoader", "check_values", "depth", "load_yaml", "quote"]
 
 MAX_DEPTH = 64  # a world state nests 6 deep, a game config 5: far beyond any real file
 QUOTE_CHARS = 200
@@ -105,20 +104,6 @@ def check_values(data: Any, where: str = "the request body") -> None:
 
 def _too_deep(where: str) -> UserError:
     return UserError(f"{where}: nested more than {MAX_DEPTH} levels deep; no tabletracker file nests so deep")
-
-
-def load_json(text: str | bytes, where: str) -> Any:
-    """``json.loads(text)`` nested at most :data:`MAX_DEPTH` deep; UserError naming
-    ``where`` for invalid or too deeply nested JSON."""
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise _too_deep(where) from None
-    except json.JSONDecodeError as e:
-        raise UserError(f"{where}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
-    if depth(data) > MAX_DEPTH:
-        raise _too_deep(where)
-    return data
 
 
 class NoAliasSafeLoader(yaml.SafeLoader):

@@ -81,14 +81,6 @@ def check_database(db: str) -> Path:
     return path
 
 
-def port_free(host: str, port: int) -> bool:
-    try:
-        check_listen(host, port)
-    except UserError:
-        return False
-    return True
-
-
 def check_listen(host: str, port: int) -> None:
     """UserError naming what stops the server listening on ``host:port``: a host name
     that does not resolve, an address that is not this machine's, a port in use."""
