@@ -252,3 +252,9 @@ def test_a_camera_json_nested_too_deep_is_one_line(tmp_path):
     p = run("calibrate-table", folder / "table.jpg", "--camera", camera, "--game", folder / "setup.json",
             "--out", tmp_path / "table.json")
     one_line_error(p, str(camera))
+
+
+def test_track_a_folder_without_a_game_names_tracks_options(tmp_path):
+    (tmp_path / "notes.txt").write_text("no game here")
+    p = run("track", tmp_path, "--no-progress")
+    one_line_error(p, str(tmp_path), "game.yaml", "--game, --camera and --table")

@@ -73,6 +73,11 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, s
         if not src_path.is_dir():
             raise UserError(f"{source}: for a single video give --game, --camera and --table, "
                             f"or point at a footage folder with game.yaml, calib/ and table.jpg")
+        from .config import CONFIG_FILES
+
+        if not any((src_path / n).exists() for n in CONFIG_FILES):  # (GameConfig's own message: --game alone)
+            raise UserError(f"{source}: no game.yaml or setup.json in this folder; point at a footage folder "
+                            f"(game.yaml, calib/, table.jpg) or give --game, --camera and --table")
         pipe = Pipeline.from_footage(src_path, progress=progress)
     for w in pipe.setup.warnings:
         click.echo(f"warning: {w}", err=True)

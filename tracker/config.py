@@ -36,6 +36,7 @@ RIM_STYLES = ("ring", "painted_edge")
 TERRAIN_TYPES = (
     "obstacle", "platform", "low", "deadly", "unscalable", "stairs", "ladder", "door", "archway",
 )
+CONFIG_FILES = ("game.yaml", "game.yml", "game.json", "setup.json")  # a footage folder's game config, first found
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ class GameConfig:
     def load(cls, path: str | Path) -> "GameConfig":
         p = Path(path)
         if p.is_dir():
-            for name in ("game.yaml", "game.yml", "game.json", "setup.json"):
+            for name in CONFIG_FILES:
                 if (p / name).exists():
                     p = p / name
                     break

@@ -30,6 +30,8 @@ def _problem(path: Path, e: OSError) -> str:
     if e.errno == errno.EISDIR:
         return "this is a folder; give a file name inside it"
     if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        if path.is_file():
+            return "the file cannot be written (read-only or permission denied); give another path"
         return f"the folder {parent} cannot be written here (permission denied or read-only); give another path"
     if e.errno == errno.ENOSPC:
         return "the disk is full; free some space or give a path on another disk"
