@@ -41,7 +41,7 @@ def _read_json(path: str | Path, what: str) -> dict:
         raise CalibrationError(f"{p}: {what} file not found; check the path")
     try:
         d = json.loads(p.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # (nested 100,000 deep)
         raise CalibrationError(f"{p}: not a readable {what} JSON file; re-create it") from None
     if not isinstance(d, dict):
         raise CalibrationError(f"{p}: not a {what} file (expected a JSON object)")
@@ -84,7 +84,7 @@ class Intrinsics:
         w, h = int(size[0]), int(size[1])
         if (w, h) != tuple(self.image_size):
             raise CalibrationError(
-                f"camera calibration is for {self.image_size[0]}x{self.image_size[1]} images but this video is "
+                f"camera calibration is for {self.image_size[0]}x{self.image_size[1]} images but these pictures are "
                 f"{w}x{h}; calibrate the camera at this resolution (calibrate-camera) or set the camera back")
 
     def to_dict(self) -> dict:

@@ -3,6 +3,7 @@ the lead registers them on the ``tabletracker`` group)."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import cv2
 import numpy as np
 
 from tracker.errors import CalibrationError, SourceError
+from tracker.outputs import check_image_output, check_output, write_output
 
 from .boards import parse_board
 from .camera import Intrinsics
@@ -46,9 +48,11 @@ def read_still(path: str | Path, frames: int = 15) -> np.ndarray:
         if not imgs:
             raise SourceError(f"{p}: no frames could be read from this video")
         return np.median(np.stack(imgs), axis=0).astype(np.uint8)
-    img = cv2.imread(str(p), cv2.IMREAD_COLOR)
+    from tracker.sources import read_picture
+
+    img, why = read_picture(p)  # a JPEG cut short is refused too (its missing part would be grey)
     if img is None:
-        raise SourceError(f"{p}: cannot read this image (corrupt or not an image)")
+        raise SourceError(f"{p}: {why}; give a whole picture (copy or take it again)")
     return img
 
 
@@ -66,6 +70,10 @@ def read_still(path: str | Path, frames: int = 15) -> np.ndarray:
 def calibrate_camera(images_or_video, board_spec, out, fix_principal_point, fix_aspect_ratio, zero_tangent, fix_k3,
                      coverage, game):
     """Calibrate the camera from IMAGES_OR_VIDEO (files, a folder, or a video) of a board."""
+    # Where the results go is checked first: the calibration is not lost to a bad path.
+    check_output(out, "--out")
+    if coverage:
+        check_image_output(coverage, "--coverage")
     cfg_board = None
     if game:
         from tracker.config import GameConfig
@@ -74,13 +82,14 @@ def calibrate_camera(images_or_video, board_spec, out, fix_principal_point, fix_
     sources = list(images_or_video) if len(images_or_video) > 1 else images_or_video[0]
     res = _calibrate(sources, board, fix_principal_point=fix_principal_point, fix_aspect_ratio=fix_aspect_ratio,
                      zero_tangent=zero_tangent, fix_k3=fix_k3, progress=True, echo=click.echo)
-    res.intrinsics.to_json(out)
+    write_output(out, json.dumps(res.intrinsics.to_dict(), indent=1), "--out")
     click.echo(res.summary())
     if res.coverage_fraction < 0.5:
         click.echo("warning: the corners cover less than half of the image; add views near the edges and corners")
     if coverage:
         if not cv2.imwrite(str(coverage), res.coverage):
-            raise SourceError(f"{coverage}: cannot write the coverage picture (use a .png or .jpg name)")
+            raise SourceError(f"--coverage {coverage}: cannot write the coverage picture; give another path "
+                              f"(camera calibration written to {out})")
     click.echo(f"wrote {out}")
 
 
@@ -92,6 +101,7 @@ def calibrate_camera(images_or_video, board_spec, out, fix_principal_point, fix_
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="table.json to write")
 def calibrate_table(image_or_video, camera, game, out):
     """Find the table pose from the table markers in IMAGE_OR_VIDEO."""
+    check_output(out, "--out")  # first: the pose is not lost to a bad path
     from tracker.config import GameConfig
     cfg = GameConfig.load(game)
     img = read_still(image_or_video)
@@ -108,7 +118,7 @@ def calibrate_table(image_or_video, camera, game, out):
         pose = estimate_table_pose(img, intr, cfg.table, terrain=None, detections=markers)
     for w in caught:
         click.echo(f"warning: {w.message}")
-    pose.to_json(out)
+    write_output(out, json.dumps(pose.to_dict(), indent=1), "--out")
     if pose.markers_missing:
         click.echo(f"warning: table markers {list(pose.markers_missing)} not used (not seen or disagreeing)")
     msg = f"table pose from markers {list(pose.markers_used)}: reprojection error {pose.reprojection_error_px:.3f} px"

@@ -37,3 +37,27 @@ def test_each_lap_of_a_looped_recording_is_tracked_afresh(calibrated, footage, t
     got = sorted((f.id, f.x, f.y) for f in later.result.state.fighters)
     assert want and [i for i, _, _ in got] == [i for i, _, _ in want]
     assert all(abs(a[1] - b[1]) <= 0.05 and abs(a[2] - b[2]) <= 0.05 for a, b in zip(want, got))
+
+
+def test_the_live_player_names_a_picture_cut_short_in_its_log(calibrated, footage, tmp_path, caplog):
+    """A folder of frames played live: the JPEG cut short is skipped and named once in
+    the server's log (the others are played)."""
+    import logging
+
+    cap = cv2.VideoCapture(str(footage / "clip.mp4"))
+    for i in range(3):
+        ok, frame = cap.read()
+        assert ok
+        cv2.imwrite(str(tmp_path / f"{i:03d}.jpg"), frame)
+    cap.release()
+    cut = tmp_path / "001.jpg"
+    cut.write_bytes(cut.read_bytes()[:5000])
+    player = LivePlayer(str(tmp_path), calibrated.fresh(), loop=True, realtime=False)
+    with caplog.at_level(logging.WARNING, logger="webui.live"):
+        player.start()
+        try:
+            assert player.wait_until(lambda x: x.result.index >= 2, 60) is not None
+        finally:
+            player.stop()
+    named = [r.getMessage() for r in caplog.records if str(cut) in r.getMessage()]
+    assert len(named) == 1 and "cut short" in named[0], caplog.text

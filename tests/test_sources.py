@@ -78,3 +78,53 @@ def test_image_folder_skips_and_counts_unreadable_frames(tmp_path):
 def test_folder_without_images(tmp_path):
     with pytest.raises(SourceError, match="no images"):
         open_source(tmp_path)
+
+
+def _jpeg(seed=0, **params) -> bytes:
+    img = np.random.default_rng(seed).integers(0, 255, (96, 128, 3), np.uint8)
+    flags = []
+    for k, v in params.items():
+        flags += [getattr(cv2, k), v]
+    ok, enc = cv2.imencode(".jpg", img, flags)
+    assert ok
+    return enc.tobytes()
+
+
+@pytest.mark.parametrize("params", [{}, {"IMWRITE_JPEG_PROGRESSIVE": 1},
+                                    {"IMWRITE_JPEG_RST_INTERVAL": 2}, {"IMWRITE_JPEG_OPTIMIZE": 1}])
+def test_a_jpeg_cut_short_is_told_from_a_whole_one(params):
+    from tracker.sources import jpeg_cut_short
+
+    data = _jpeg(**params)
+    assert not jpeg_cut_short(data)
+    assert not jpeg_cut_short(data + b"camera trailer \xff\xda\x00\x04 after the end")
+    for keep in (len(data) - 1, len(data) - 2, len(data) * 3 // 4, len(data) // 2, 300, 3):
+        assert jpeg_cut_short(data[:keep]), keep
+
+
+def test_a_thumbnail_end_marker_does_not_hide_a_cut(tmp_path):
+    """An EXIF-style thumbnail (a whole JPEG inside an APP1 segment, its own end marker
+    early in the file) before a main picture cut short."""
+    from tracker.sources import jpeg_cut_short
+
+    main, thumb = _jpeg(1), _jpeg(2)
+    payload = b"Exif\x00\x00" + thumb
+    app1 = b"\xff\xe1" + (len(payload) + 2).to_bytes(2, "big") + payload
+    whole = main[:2] + app1 + main[2:]
+    assert cv2.imdecode(np.frombuffer(whole, np.uint8), cv2.IMREAD_COLOR) is not None
+    assert not jpeg_cut_short(whole)
+    assert jpeg_cut_short(whole[: len(whole) - len(main) // 2])
+
+
+def test_image_folder_skips_a_jpeg_cut_short_naming_it(tmp_path):
+    for i in range(4):
+        (tmp_path / f"{i:03d}.jpg").write_bytes(_jpeg(i))
+    cut = tmp_path / "001.jpg"
+    cut.write_bytes(cut.read_bytes()[:1500])
+    src = open_source(tmp_path)
+    said = []
+    src.on_skip = said.append
+    frames = list(src)
+    assert [i for i, _, _ in frames] == [0, 2, 3]  # frames keep their files' positions
+    assert src.skipped == 1 and list(src.skipped_files) == [cut]
+    assert len(said) == 1 and str(cut) in said[0] and "cut short" in said[0] and "video" not in said[0]

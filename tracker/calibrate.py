@@ -20,7 +20,7 @@ import numpy as np
 
 from .config import GameConfig
 from .errors import CalibrationError
-from .sources import footage_video, open_source
+from .sources import footage_video, open_source, read_picture
 from .world import TerrainPiece
 
 
@@ -282,9 +282,9 @@ def empty_table_image(folder: Path) -> tuple[np.ndarray, bool]:
     """The empty-table picture, or the clip's first frame (second value False)."""
     photo = empty_table_photo(folder)
     if photo is not None:
-        img = cv2.imread(str(photo), cv2.IMREAD_COLOR)
+        img, why = read_picture(photo)  # a JPEG cut short too: its missing part would be grey
         if img is None:
-            raise CalibrationError(f"{photo}: unreadable image; re-take the empty-table photo")
+            raise CalibrationError(f"{photo}: {why}; re-take or copy again the empty-table photo")
         return img, True
     clip = footage_video(folder)
     if clip is None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from .errors import UserError
+from .outputs import check_output, write_output
 
 
 class _Group(click.Group):
@@ -44,7 +45,7 @@ def main() -> None:
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="track.json: world state per frame and events")
 @click.option("--eval-output", type=click.Path(dir_okay=False), default=None,
               help="predictions in the format of shared/eval (score with its score.py)")
-@click.option("--max-frames", type=int, default=None, help="stop after this many frames")
+@click.option("--max-frames", type=click.IntRange(min=1), default=None, help="stop after this many frames")
 @click.option("--stills/--clip", default=None,
               help="judge each picture on its own (default for a folder of images: a judge's photos) "
                    "or track the pictures as one clip's consecutive frames (default for a video)")
@@ -59,6 +60,11 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, s
     from .sources import open_source
 
     src_path = Path(source)
+    # Where the results go is checked first: a run of minutes is not lost to a bad --out.
+    if out:
+        check_output(out, "--out")
+    if eval_output:
+        check_output(eval_output, "--eval-output")
     if camera_json or table_json:
         if not (camera_json and table_json and game):
             raise UserError("give --game, --camera and --table together (or a footage folder alone)")
@@ -67,10 +73,16 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, s
         if not src_path.is_dir():
             raise UserError(f"{source}: for a single video give --game, --camera and --table, "
                             f"or point at a footage folder with game.yaml, calib/ and table.jpg")
+        from .config import CONFIG_FILES
+
+        if not any((src_path / n).exists() for n in CONFIG_FILES):  # (GameConfig's own message: --game alone)
+            raise UserError(f"{source}: no game.yaml or setup.json in this folder; point at a footage folder "
+                            f"(game.yaml, calib/, table.jpg) or give --game, --camera and --table")
         pipe = Pipeline.from_footage(src_path, progress=progress)
     for w in pipe.setup.warnings:
         click.echo(f"warning: {w}", err=True)
     src = open_source(source)
+    src.on_skip = lambda msg: tqdm.write(f"warning: {msg}", file=sys.stderr)  # a cut-short JPEG...
     if stills is None:
         stills = src.frame_files is not None
     if eval_output and not stills:
@@ -92,10 +104,12 @@ def track(source, game, camera_json, table_json, out, eval_output, max_frames, s
     finally:
         src.close()
     if out:
-        Path(out).write_text(json.dumps({"frames": states, "events": [] if stills else pipe.tracker.events_as_dicts(),
-                                         "skipped_frames": src.skipped}, indent=1))
+        write_output(out, json.dumps({"frames": states, "events": [] if stills else pipe.tracker.events_as_dicts(),
+                                      "skipped_frames": src.skipped,
+                                      "skipped_files": {str(k): v for k, v in src.skipped_files.items()}},
+                                     indent=1), "--out")
     if eval_output:
-        Path(eval_output).write_text(json.dumps({"frames": preds}))
+        write_output(eval_output, json.dumps({"frames": preds}), "--eval-output")
     click.echo(f"tracked {len(states)} frames" + (f", skipped {src.skipped} unreadable" if src.skipped else "")
                + (f"; wrote {out}" if out else "") + (f"; wrote {eval_output}" if eval_output else ""), err=True)
     if error is not None:

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
+from .inputs import MAX_DEPTH, depth, load_yaml
 
 WARCRY_PLAY_AREA_IN = (30.0, 22.0)
 EPIC_PLAY_AREA_IN = (180 / 2.54, 120 / 2.54)
@@ -35,6 +36,7 @@ RIM_STYLES = ("ring", "painted_edge")
 TERRAIN_TYPES = (
     "obstacle", "platform", "low", "deadly", "unscalable", "stairs", "ladder", "door", "archway",
 )
+CONFIG_FILES = ("game.yaml", "game.yml", "game.json", "setup.json")  # a footage folder's game config, first found
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,7 @@ class GameConfig:
     def load(cls, path: str | Path) -> "GameConfig":
         p = Path(path)
         if p.is_dir():
-            for name in ("game.yaml", "game.yml", "game.json", "setup.json"):
+            for name in CONFIG_FILES:
                 if (p / name).exists():
                     p = p / name
                     break
@@ -207,13 +209,20 @@ class GameConfig:
             raise ConfigError(f"{p}: config file not found; check the path given to --game")
         try:
             text = p.read_text()
-            data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+            data = json.loads(text) if p.suffix == ".json" else load_yaml(text, str(p))  # (YAML: no aliases)
+        except RecursionError:  # (JSON nested 100,000 deep; load_yaml bounds YAML itself)
+            raise ConfigError(f"{p}: nested more than {MAX_DEPTH} levels deep; no game config nests so deep") from None
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigError(f"{p}: cannot read config ({e.__class__.__name__}); is it a text file?") from None
         except (json.JSONDecodeError, yaml.YAMLError) as e:
             mark = getattr(e, "problem_mark", None)
             where = f" at line {mark.line + 1}" if mark else (f" at line {e.lineno}" if hasattr(e, "lineno") else "")
+            if "aliases and anchors" in str(getattr(e, "problem", None) or ""):
+                raise ConfigError(f"{p}: YAML anchors and aliases (& and *) are not allowed{where}; "
+                                  f"write each value out") from None
             raise ConfigError(f"{p}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}{where}; fix the syntax") from None
+        if depth(data) > MAX_DEPTH:
+            raise ConfigError(f"{p}: nested more than {MAX_DEPTH} levels deep; no game config nests so deep")
         try:
             cfg = cls.from_dict(data)
         except ConfigError as e:

@@ -1,10 +1,12 @@
 """Frame sources: a camera index, a video file, an image folder, or a footage folder.
 
 Every failure to open or read is a :class:`SourceError` with one line naming the
-problem and the fix. A frame that cannot be decoded in an image folder is skipped and
-counted (``source.skipped``); a video that ends early because it is truncated or
-corrupt raises after the frames already read have been yielded, so nothing tracked
-so far is lost.
+problem and the fix. A picture in an image folder that cannot be decoded, or a JPEG cut
+short (OpenCV would decode its missing part as grey), is skipped, counted
+(``source.skipped``) and named (``source.skipped_files``, ``source.on_skip``); the frames
+keep their files' positions as indices. A video that ends early because it is truncated
+or corrupt raises after the frames already read have been yielded, so nothing tracked so
+far is lost.
 """
 
 from __future__ import annotations
@@ -37,6 +39,60 @@ def footage_video(folder: Path) -> Path | None:
     return None
 
 
+def jpeg_cut_short(data: bytes) -> bool:
+    """Whether ``data`` is a JPEG that ends before its end-of-image marker: a copy cut
+    short, which OpenCV decodes without an error, its missing part grey. The segments are
+    walked from the start-of-image (each scan's coded data up to the next marker that is
+    not a stuffed 0xFF or a restart), so a thumbnail's end marker early in the file or
+    bytes a camera appends after the end do not mislead it. Not a JPEG: False."""
+    n = len(data)
+    if data[:2] != b"\xff\xd8":
+        return False
+    i = 2
+    while i + 2 <= n:
+        if data[i] != 0xFF:
+            return False  # not where a marker should be: for the decoder to judge
+        m = data[i + 1]
+        if m == 0xFF:  # fill byte
+            i += 1
+            continue
+        if m == 0xD9:  # end of image
+            return False
+        if 0xD0 <= m <= 0xD7 or m == 0x01:  # restart markers, TEM: no length
+            i += 2
+            continue
+        if i + 4 > n:
+            return True
+        i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
+        if m == 0xDA:  # start of scan: skip the coded data to the next real marker
+            while True:
+                j = data.find(b"\xff", i)
+                if j < 0 or j + 1 >= n:
+                    return True
+                after = data[j + 1]
+                if after == 0x00 or 0xD0 <= after <= 0xD7 or after == 0xFF:
+                    i = j + 1
+                    continue
+                i = j
+                break
+    return True
+
+
+def read_picture(path: Path) -> tuple[np.ndarray | None, str]:
+    """``(BGR image, "")``, or ``(None, why)`` for a file that is no whole picture: a JPEG
+    cut short, or one OpenCV cannot decode."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        return None, f"cannot be read ({e.strerror or e})"
+    if jpeg_cut_short(data):
+        return None, "the JPEG is cut short (no end-of-image marker; an interrupted copy?)"
+    frame = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) if data else None
+    if frame is None:
+        return None, "cannot be decoded as a picture (corrupt or not an image)"
+    return frame, ""
+
+
 class FrameSource:
     """Iterate ``(index, time_s, frame_bgr)``. ``loop=True`` restarts a file or folder
     at its end (the live page plays the sample on loop)."""
@@ -45,6 +101,8 @@ class FrameSource:
         self.spec = spec
         self.loop = loop
         self.skipped = 0
+        self.skipped_files: dict[Path, str] = {}  # file -> why it was skipped (each named once)
+        self.on_skip = None  # called with a one-line warning as a picture is skipped
         self.is_live = False
         self._files: list[Path] | None = None
         self._cap: cv2.VideoCapture | None = None
@@ -103,26 +161,27 @@ class FrameSource:
 
     # -- reading -------------------------------------------------------------------
     def __iter__(self) -> Iterator[tuple[int, float, np.ndarray]]:
-        index = 0
+        lap_start = 0
         while True:
             produced = 0
-            for frame in self._frames_once():
+            for pos, frame in self._frames_once():
+                index = lap_start + pos  # an image folder's frame keeps its file's position
                 yield index, index / self.fps if not self.is_live else time.monotonic(), frame
-                index += 1
                 produced += 1
+            lap_start += len(self._files) if self._files is not None else produced
             if not self.loop or self.is_live or produced == 0:
                 return
             if self._cap is not None:
                 self._cap.set(cv2.CAP_PROP_POS_FRAMES, 0)
 
-    def _frames_once(self) -> Iterator[np.ndarray]:
+    def _frames_once(self) -> Iterator[tuple[int, np.ndarray]]:
         if self._files is not None:
-            for p in self._files:
-                frame = cv2.imread(str(p), cv2.IMREAD_COLOR)
-                if frame is None:
-                    self.skipped += 1  # unreadable frame: skipped and counted
+            for pos, p in enumerate(self._files):
+                frame, why = read_picture(p)
+                if frame is None:  # skipped, counted and named; the others go on
+                    self._skip(p, why)
                     continue
-                yield frame
+                yield pos, frame
             return
         assert self._cap is not None
         read = 0
@@ -130,14 +189,21 @@ class FrameSource:
             ok, frame = self._cap.read()
             if not ok or frame is None:
                 break
+            yield read, frame
             read += 1
-            yield frame
         if self.is_live:
             raise SourceError("camera stopped giving frames; check the cable, then restart")
         if self.frame_count and read < self.frame_count - 2 and not self.loop:
             # A truncated or corrupt file: what was read has been yielded and kept.
             raise SourceError(f"{self._path}: video ended after {read} of {self.frame_count} frames (truncated or corrupt); "
                               f"the frames before were kept")
+
+    def _skip(self, path: Path, why: str) -> None:
+        self.skipped += 1
+        if path not in self.skipped_files:  # (a folder played on loop names it once)
+            self.skipped_files[path] = why
+            if self.on_skip is not None:
+                self.on_skip(f"{path}: {why}; skipped this picture")
 
     @property
     def frame_files(self) -> list[Path] | None:

@@ -15,6 +15,10 @@ Config keys (``test_config`` or ``instance/config.py``):
 ``START_PLAYER``  start the live player thread (default True)
 ``JUDGE_TOKEN``   when set, every state-changing request needs it (header
                   ``X-Judge-Token`` or ``Authorization: Bearer ...``), else 403
+``SERVE_HOST``    the address the server listens on (``tabletracker serve --host``):
+                  requests must name it, an IP address, localhost or, on 0.0.0.0, the
+                  machine's names in their Host header, else 403 (DNS rebinding)
+``ALLOWED_HOSTS`` more host names to answer to (e.g. a reverse proxy's), a list
 ``MAX_ROUNDS``    battle rounds in a game (default 4)
 ``STREAM_WIDTH``  width of the streamed video in pixels (default 1280)
 ``REALTIME``      pace files to their frame rate, dropping frames when behind (default True)
@@ -30,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from werkzeug.routing import IntegerConverter
 
 __all__ = ["create_app", "get_player", "stop_player"]
 
@@ -45,6 +50,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         DATABASE=os.path.join(app.instance_path, "tabletracker.sqlite"),
         START_PLAYER=True,
         JUDGE_TOKEN=os.environ.get("TABLETRACKER_TOKEN") or None,
+        SERVE_HOST=None,
+        ALLOWED_HOSTS=[h for h in os.environ.get("TABLETRACKER_ALLOWED_HOSTS", "").split(",") if h.strip()],
         MAX_ROUNDS=4,
         STREAM_WIDTH=1280,
         REALTIME=True,
@@ -52,6 +59,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         MAX_CONTENT_LENGTH=64 * 1024,
     )
     app.json.sort_keys = False
+    app.url_map.converters["int"] = Int64Converter  # /api/rulings/<int:id>: 404 beyond SQLite's 64 bits
     if test_config is None:
         app.config.from_pyfile("config.py", silent=True)
     else:
@@ -81,6 +89,15 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     if app.config["START_PLAYER"]:
         start_player(app)
     return app
+
+
+class Int64Converter(IntegerConverter):
+    """``<int:...>`` up to 2**63 - 1, the largest id SQLite keeps: a larger one is no
+    route (404), not an OverflowError (500)."""
+
+    def __init__(self, map, *args, **kwargs):
+        kwargs.setdefault("max", 2 ** 63 - 1)
+        super().__init__(map, *args, **kwargs)
 
 
 GAME_FILES = ("game.yaml", "game.yml", "game.json", "setup.json")

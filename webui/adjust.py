@@ -17,6 +17,7 @@ import sqlite3
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tracker.inputs import quote
 from tracker.world import WorldState
 
 from .errors import ApiError
@@ -117,20 +118,31 @@ def load(db: sqlite3.Connection, game_id: int) -> Adjustments:
 
 # -- parsing a roster ------------------------------------------------------------------
 def parse_roster_text(text: str) -> Any:
-    """YAML or JSON text (JSON is YAML) → data; ApiError(400) when it is neither."""
+    """YAML or JSON text (JSON is YAML) → data; ApiError(400) when it is neither, or uses
+    anchors and aliases, or holds what no value may (``tracker.inputs.check_values``)."""
     import yaml
 
+    from tracker.errors import UserError
+    from tracker.inputs import check_values, load_yaml
+
     try:
-        return yaml.safe_load(text)
+        data = load_yaml(text, "the roster")  # no aliases: 358 bytes of them made 722 kB
+        check_values(data, "the roster")
+    except UserError as e:
+        raise ApiError(400, str(e)) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        if "aliases and anchors" in str(getattr(e, "problem", None) or ""):
+            raise ApiError(400, f"the roster uses YAML anchors or aliases (& and *){where}; "
+                                f"they are not allowed: write each value out") from None
         raise ApiError(400, f"the roster is not valid YAML or JSON{where}; fix the syntax") from None
+    return data
 
 
 def _base_mm(v: Any, where: str) -> str:
     if isinstance(v, bool):
-        raise ApiError(400, f"{where}.base: give the base size in mm, e.g. 32 or '60x35', not {v!r}")
+        raise ApiError(400, f"{where}.base: give the base size in mm, e.g. 32 or '60x35', not {quote(v)}")
     if isinstance(v, (int, float)):
         parts = [float(v)]
     elif isinstance(v, str):
@@ -138,23 +150,23 @@ def _base_mm(v: Any, where: str) -> str:
         try:
             parts = [float(p) for p in re.split(r"\s*[x×]\s*", s)]
         except ValueError:
-            raise ApiError(400, f"{where}.base: give the base size in mm, e.g. 32 or '60x35', not {v!r}") from None
+            raise ApiError(400, f"{where}.base: give the base size in mm, e.g. 32 or '60x35', not {quote(v)}") from None
     else:
-        raise ApiError(400, f"{where}.base: give the base size in mm, e.g. 32 or '60x35', not {v!r}")
+        raise ApiError(400, f"{where}.base: give the base size in mm, e.g. 32 or '60x35', not {quote(v)}")
     if not 1 <= len(parts) <= 2 or not all(math.isfinite(p) and 10 <= p <= 200 for p in parts):
-        raise ApiError(400, f"{where}.base: base sizes are 10-200 mm (one number, or width x depth), not {v!r}")
+        raise ApiError(400, f"{where}.base: base sizes are 10-200 mm (one number, or width x depth), not {quote(v)}")
     return "x".join(f"{p:g}" for p in parts)
 
 
 def _int(v: Any, where: str, lo: int, hi: int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise ApiError(400, f"{where}: must be a whole number {lo}-{hi}, not {v!r}")
+        raise ApiError(400, f"{where}: must be a whole number {lo}-{hi}, not {quote(v)}")
     try:
         f = float(str(v).strip().rstrip('"'))
     except ValueError:
-        raise ApiError(400, f"{where}: must be a whole number {lo}-{hi}, not {v!r}") from None
+        raise ApiError(400, f"{where}: must be a whole number {lo}-{hi}, not {quote(v)}") from None
     if not math.isfinite(f) or f != int(f) or not lo <= f <= hi:
-        raise ApiError(400, f"{where}: must be a whole number {lo}-{hi}, not {v!r}")
+        raise ApiError(400, f"{where}: must be a whole number {lo}-{hi}, not {quote(v)}")
     return int(f)
 
 
@@ -166,13 +178,13 @@ def parse_side(v: Any, sides: list[dict[str, Any]], where: str) -> int:
     if isinstance(v, str) and v.strip().lower() in names:
         return names[v.strip().lower()]
     if isinstance(v, bool) or not isinstance(v, (int, str)):
-        raise ApiError(400, f"{where}: give a side index or colour ({known}), not {v!r}")
+        raise ApiError(400, f"{where}: give a side index or colour ({known}), not {quote(v)}")
     try:
         i = int(str(v).strip())
     except ValueError:
-        raise ApiError(400, f"{where}: give a side index or colour ({known}), not {v!r}") from None
+        raise ApiError(400, f"{where}: give a side index or colour ({known}), not {quote(v)}") from None
     if (indices and i not in indices) or not 0 <= i <= 7:
-        raise ApiError(400, f"{where}: no side {v!r} in this game; sides are {known}")
+        raise ApiError(400, f"{where}: no side {quote(v)} in this game; sides are {known}")
     return i
 
 
@@ -204,7 +216,7 @@ def parse_roster(data: Any, sides: list[dict[str, Any]]) -> list[RosterFighter]:
                 raise ApiError(400, f"{where}: missing '{key}'")
         name = fd["name"]
         if not isinstance(name, str) or not name.strip() or len(name.strip()) > 40:
-            raise ApiError(400, f"{where}.name: give a name of 1-40 characters, not {name!r}")
+            raise ApiError(400, f"{where}.name: give a name of 1-40 characters, not {quote(name)}")
         name = name.strip()
         where = f"roster fighter '{name}'"
         if name.lower() in seen:
@@ -214,7 +226,7 @@ def parse_roster(data: Any, sides: list[dict[str, Any]]) -> list[RosterFighter]:
         if isinstance(rm, str):
             rm = [p for p in re.split(r"\s*,\s*", rm.strip()) if p]
         if not isinstance(rm, list) or not all(isinstance(x, str) and 0 < len(x.strip()) <= 30 for x in rm) or len(rm) > 12:
-            raise ApiError(400, f"{where}.runemarks: give a list of up to 12 words, not {rm!r}")
+            raise ApiError(400, f"{where}.runemarks: give a list of up to 12 words, not {quote(rm)}")
         out.append(RosterFighter(
             name=name, side=parse_side(fd["side"], sides, f"{where}.side"), base_mm=_base_mm(fd["base"], where),
             runemarks=tuple(sorted({x.strip().lower() for x in rm})),
@@ -225,7 +237,7 @@ def parse_roster(data: Any, sides: list[dict[str, Any]]) -> list[RosterFighter]:
 
 def fighter_id(v: Any, what: str = "fighter") -> str:
     if not isinstance(v, str) or not FIGHTER_ID.match(v.strip()):
-        raise ApiError(400, f"'{what}' must be a fighter id such as \"f3\" (as on the overlay), not {v!r}")
+        raise ApiError(400, f"'{what}' must be a fighter id such as \"f3\" (as on the overlay), not {quote(v)}")
     return v.strip()
 
 

@@ -51,6 +51,8 @@ from flask import Blueprint, Response, current_app, jsonify, request, url_for
 
 from tracker.annotate import LAYERS, colour_hex
 from tracker.calibrate import SOFT_PICTURE_PX, picture_warnings
+from tracker.errors import UserError
+from tracker.inputs import MAX_DEPTH, check_values, quote
 
 from . import get_player
 from .auth import token_required
@@ -79,32 +81,50 @@ def jsonable(v: Any) -> Any:
     return str(v)
 
 
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
 def json_body() -> dict[str, Any]:
-    """The request's JSON object ({} for an empty body); 400 for anything else."""
+    """The request's JSON object ({} for an empty body); 400 for anything else: not JSON
+    (NaN and Infinity included), nested too deep, a whole number beyond 64 bits (SQLite
+    keeps no more), a string with a lone surrogate (no UTF-8 for it), each naming the
+    field. (The body's size is bounded by MAX_CONTENT_LENGTH: 413.)"""
     raw = request.get_data(cache=True)
     if not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError):
         raise ApiError(400, "the request body is not valid JSON") from None
+    except RecursionError:
+        raise ApiError(400, f"the request body is nested more than {MAX_DEPTH} levels deep") from None
     if not isinstance(data, dict):
         raise ApiError(400, f"the request body must be a JSON object, not {type(data).__name__}")
+    try:
+        check_values(data)
+    except UserError as e:
+        raise ApiError(400, str(e)) from None
     return data
 
 
 def int_arg(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    # (Unbounded, a whole number is still one SQLite can keep: 64 bits, else OverflowError.)
+    minimum = -(2 ** 63) if minimum is None else minimum
+    maximum = 2 ** 63 - 1 if maximum is None else maximum
     if isinstance(value, bool):
-        raise ApiError(400, f"'{name}' must be a whole number, not {value!r}")
+        raise ApiError(400, f"'{name}' must be a whole number, not {quote(value)}")
     if isinstance(value, str):
         value = value.strip()
         if not value.lstrip("-").isdecimal():  # (what int() reads: not "¹", which isdigit passes)
-            raise ApiError(400, f"'{name}' must be a whole number, not {value!r}")
+            raise ApiError(400, f"'{name}' must be a whole number, not {quote(value)}")
+        if len(value) > 20:  # beyond 64 bits (and int() refuses 4,300 digits: a ValueError)
+            raise ApiError(400, f"'{name}' must be between {minimum} and {maximum}, not {quote(value, 40)}")
         value = int(value)
     if not isinstance(value, int):
-        raise ApiError(400, f"'{name}' must be a whole number, not {value!r}")
-    if minimum is not None and value < minimum or maximum is not None and value > maximum:
-        raise ApiError(400, f"'{name}' must be between {minimum} and {maximum}, not {value}")
+        raise ApiError(400, f"'{name}' must be a whole number, not {quote(value)}")
+    if value < minimum or value > maximum:
+        raise ApiError(400, f"'{name}' must be between {minimum} and {maximum}, not {quote(value, 40)}")
     return value
 
 
@@ -114,9 +134,9 @@ def float_arg(value: Any, name: str, *, minimum: float = 0.0, maximum: float = 1
             raise ValueError
         f = float(value)
     except (TypeError, ValueError):
-        raise ApiError(400, f"'{name}' must be a number of inches, not {value!r}") from None
+        raise ApiError(400, f"'{name}' must be a number of inches, not {quote(value)}") from None
     if not math.isfinite(f) or not minimum <= f <= maximum:
-        raise ApiError(400, f"'{name}' must be between {minimum:g} and {maximum:g} inches, not {value!r}")
+        raise ApiError(400, f"'{name}' must be between {minimum:g} and {maximum:g} inches, not {quote(value)}")
     return f
 
 

@@ -42,6 +42,7 @@ import numpy as np
 from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
 
 from tracker.calibrate import picture_blur, picture_warnings
+from tracker.inputs import quote
 
 from . import get_player
 from .api import json_body, jsonable, the_latest, the_player
@@ -76,7 +77,7 @@ def png_with_dpi(img: np.ndarray, dpi: int, comment: str = "") -> bytes:
 def dpi_arg(*lengths_in: float) -> int:
     raw = request.args.get("dpi", str(DEFAULT_DPI)).strip()
     if not raw.isdecimal() or not 72 <= int(raw) <= 1200:
-        raise ApiError(400, f"'dpi' must be a whole number 72-1200 (e.g. 300), not {raw!r}")
+        raise ApiError(400, f"'dpi' must be a whole number 72-1200 (e.g. 300), not {quote(raw)}")
     dpi = int(raw)
     for length in lengths_in:
         if abs(length * dpi - round(length * dpi)) > 1e-6:

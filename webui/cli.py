@@ -8,6 +8,7 @@ state-changing request must then carry it; viewers need none.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
 import signal
@@ -36,7 +37,7 @@ def build_app(source: str | None = None, footage: str | None = None, db: str | N
     from tracker.pipeline import Pipeline
     from tracker.sources import default_footage, open_source
 
-    from . import create_app, resolve_source
+    from . import create_app, is_footage_folder, resolve_source
 
     token = token or os.environ.get("TABLETRACKER_TOKEN") or None
     if not is_loopback(host) and not token:
@@ -44,28 +45,66 @@ def build_app(source: str | None = None, footage: str | None = None, db: str | N
                         f"(or set TABLETRACKER_TOKEN) so only the judge can")
     if footage not in (None, "") and not Path(footage).is_dir():
         raise UserError(f"{footage}: footage folder not found; give --footage a folder with game.yaml and calib/")
+    db_path = check_database(db) if db else None  # before the minutes of calibrating
     open_source(source if source not in (None, "") else default_footage()).close()  # SourceError: one line
     src, footage_dir = resolve_source(source, footage)
     if not footage_dir.is_dir():
         raise UserError(f"{footage_dir}: footage folder not found; give --footage a folder with game.yaml and calib/")
+    if not is_footage_folder(footage_dir):  # (GameConfig.load would say --game, which serve has not)
+        raise UserError(f"{footage_dir}: no game.yaml or setup.json in this folder; give --footage a folder "
+                        f"with game.yaml and calib/")
     click.echo(f"Calibrating from {footage_dir} ...", err=True)
     pipeline = Pipeline.from_footage(footage_dir)
-    config = {"SOURCE": src, "FOOTAGE": str(footage_dir), "PIPELINE": pipeline, "JUDGE_TOKEN": token}
-    if db:
-        Path(db).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
-        config["DATABASE"] = str(Path(db).expanduser().resolve())
+    config = {"SOURCE": src, "FOOTAGE": str(footage_dir), "PIPELINE": pipeline, "JUDGE_TOKEN": token,
+              "SERVE_HOST": host}  # requests must name this server (webui.auth.check_host)
+    if db_path is not None:
+        config["DATABASE"] = str(db_path)
     return create_app(config)
 
 
-def port_free(host: str, port: int) -> bool:
-    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+def check_database(db: str) -> Path:
+    """The ``--db`` file, its folders made, once SQLite can keep the rulings in it; else
+    UserError naming the problem (a file where a folder should be, a read-only place, a
+    file that is not a SQLite database)."""
+    import sqlite3
+
+    from tracker.outputs import check_output
+
+    from .db import ensure_db
+
+    path = check_output(Path(db).expanduser().resolve(), "--db", make_folders=True)
+    try:
+        ensure_db(str(path))
+    except sqlite3.Error as e:
+        raise UserError(f"--db {db}: SQLite cannot keep the rulings there ({e}); "
+                        f"give a new file name or an existing tabletracker database") from None
+    return path
+
+
+def check_listen(host: str, port: int) -> None:
+    """UserError naming what stops the server listening on ``host:port``: a host name
+    that does not resolve, an address that is not this machine's, a port in use."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise UserError(f"--host {host}: the host name cannot be resolved; give an address of this machine "
+                        f"(127.0.0.1 for it alone, 0.0.0.0 for every network) or a name that resolves to one") from None
+    fam, _, _, _, addr = infos[0]
     with socket.socket(fam, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
+            s.bind(addr)
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise UserError(f"port {port} on {host} is in use; pick another with --port") from None
+            if e.errno == errno.EADDRNOTAVAIL:
+                raise UserError(f"--host {host}: {addr[0]} is not an address of this machine; give one of its "
+                                f"addresses (127.0.0.1 for it alone, 0.0.0.0 for every network)") from None
+            if e.errno in (errno.EACCES, errno.EPERM):
+                raise UserError(f"port {port} on {host} needs administrator rights; pick one above 1023 with --port") \
+                    from None
+            raise UserError(f"cannot listen on {host} port {port} ({e.strerror or e}); "
+                            f"check --host and --port") from None
 
 
 @click.command("serve")
@@ -80,8 +119,7 @@ def port_free(host: str, port: int) -> bool:
               help="Judge token required for state-changing requests (env TABLETRACKER_TOKEN). Required with a non-loopback --host.")
 def serve(source, footage, host, port, db, token):
     """Serve the live overlay page (plays the bundled footage on loop by default)."""
-    if not port_free(host, port):
-        raise UserError(f"port {port} on {host} is in use; pick another with --port")
+    check_listen(host, port)
     app = build_app(source, footage, db, token, host)
     from . import stop_player
 

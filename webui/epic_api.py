@@ -29,6 +29,8 @@ from typing import Any
 
 from flask import Blueprint, jsonify
 
+from tracker.inputs import quote
+
 from .api import (int_arg, json_body, jsonable, round_to_end, round_warnings, ruling_json, sides_json, store_round,
                   the_latest, the_player, this_game)
 from .db import control_of, get_db, now_iso
@@ -210,8 +212,11 @@ def bunker():
     table = _epic(player)
     bunkers = {o.id: o for o in table.config.objectives if o.type == "bunker"}
     mid = data.get("marker")
+    if not isinstance(mid, str):  # (a list or an object: unhashable, a TypeError below)
+        raise ApiError(400, f"'marker' must be a Bunker objective's id (a string); "
+                            f"bunkers: {', '.join(sorted(bunkers)) or 'none'}")
     if mid not in bunkers:
-        raise ApiError(404, f"no Bunker objective {mid!r} in this game's config; "
+        raise ApiError(404, f"no Bunker objective {quote(mid)} in this game's config; "
                             f"bunkers: {', '.join(sorted(bunkers)) or 'none'}")
     hits = int_arg(data.get("hits", 0), "hits", minimum=0, maximum=10)
     critical = data.get("critical", False)
@@ -231,7 +236,10 @@ def bunker():
     if after.destroyed and not before.destroyed:
         die = data.get("die")
         entered = {} if die is None else {mid: int_arg(die, "die", minimum=1, maximum=6)}
-        dice = Dice(seed=data.get("seed", f"game{game['id']}"), entered=entered)
+        seed = data.get("seed", f"game{game['id']}")
+        if not isinstance(seed, (str, int)) or isinstance(seed, bool):
+            raise ApiError(400, "'seed' must be a string or a whole number")
+        dice = Dice(seed=seed, entered=entered)
         try:
             new = _ledger_obj(db, game["id"], table.config).bunker_destroyed(game["battle_round"], mid, spec.owner,
                                                                             table.config, dice)

@@ -51,8 +51,10 @@ from flask import Blueprint, current_app, jsonify, render_template, request
 
 from tracker.fighter_state import (ActivationError, DamageError, FighterStateError, FighterStates, UnknownFighter,
                                    drop_offer, end_of_round_check, in_play)
+from tracker.inputs import load_yaml, quote
 
 from . import get_player
+from .api import json_body
 from .auth import presented_token
 from .db import current_game, get_db, now_iso
 from .errors import ApiError
@@ -135,12 +137,10 @@ def roster_wounds() -> dict[str, int] | int | None:
 def _read_roster(footage: str) -> dict[str, int]:
     out: dict[str, int] = {}
     try:
-        import yaml
-
         for name in ("game.yaml", "game.yml", "game.json", "setup.json"):
             p = Path(footage) / name
             if p.is_file():
-                data = yaml.safe_load(p.read_text()) or {}
+                data = load_yaml(p.read_text(), str(p)) or {}  # (no aliases)
                 roster = data.get("roster") if isinstance(data, dict) else None
                 if isinstance(roster, dict):
                     out = {str(k): int(v["wounds"] if isinstance(v, dict) else v) for k, v in roster.items()}
@@ -203,16 +203,7 @@ def change_json(row: sqlite3.Row) -> dict[str, Any]:
 
 # -- request helpers ---------------------------------------------------------------------
 def body(allowed: set[str]) -> dict[str, Any]:
-    raw = request.get_data(cache=True)
-    if not raw.strip():
-        data: Any = {}
-    else:
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise ApiError(400, "the request body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, f"the request body must be a JSON object, not {type(data).__name__}")
+    data = json_body()  # (400 for what no body may hold: too deep, too large a number...)
     unknown = set(data) - allowed - {"by"}
     if unknown:
         raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; "
@@ -225,7 +216,7 @@ def who_of(data: dict[str, Any]) -> str:
     if by is None:
         return "judge" if current_app.config.get("JUDGE_TOKEN") and presented_token() else "player"
     if by not in WHO:
-        raise ApiError(400, f"'by' must be 'player' or 'judge', not {by!r}")
+        raise ApiError(400, f"'by' must be 'player' or 'judge', not {quote(by)}")
     return by
 
 
@@ -234,7 +225,7 @@ def whole(data: dict[str, Any], name: str, default: int | None = None) -> int:
     if v is None:
         raise ApiError(400, f"give '{name}', a whole number")
     if isinstance(v, bool) or not isinstance(v, int):
-        raise ApiError(400, f"'{name}' must be a whole number, not {v!r}")
+        raise ApiError(400, f"'{name}' must be a whole number, not {quote(v)}")
     return v
 
 
@@ -276,7 +267,7 @@ def apply(action: str, fid: str | None, allowed: set[str], op):
     try:
         states = current_states(db, game, world, frame_index)
         if fid is not None and fid not in states:
-            raise UnknownFighter(f"no fighter {fid!r} on the table or in this game "
+            raise UnknownFighter(f"no fighter {quote(fid)} on the table or in this game "
                                  f"(known: {', '.join(states.ids) or 'none'})")
         try:
             new, events = op(states, data)
@@ -354,7 +345,7 @@ def change_log():
     game = the_game(db)
     raw = request.args.get("limit", "100")
     if not raw.isdecimal() or not 1 <= int(raw) <= 1000:
-        raise ApiError(400, f"'limit' must be a whole number from 1 to 1000, not {raw!r}")
+        raise ApiError(400, f"'limit' must be a whole number from 1 to 1000, not {quote(raw)}")
     rows = db.execute("SELECT * FROM fighter_changes WHERE game_id = ? AND game_started_at = ? "
                       "ORDER BY id DESC LIMIT ?", (game["id"], game["started_at"], int(raw))).fetchall()
     return jsonify({"game_id": game["id"], "changes": [change_json(r) for r in rows]})
@@ -411,7 +402,7 @@ def carry(fid: str):
         if t is None:
             return s.drop_treasure(fid)
         if not isinstance(t, str) or not t.strip() or len(t) > 64:
-            raise ApiError(400, f"'treasure' must be a treasure token id or null, not {t!r}")
+            raise ApiError(400, f"'treasure' must be a treasure token id or null, not {quote(t)}")
         return s.pick_up(fid, t.strip())
 
     return jsonify(apply("carry", fid, {"treasure"}, op))

@@ -31,6 +31,8 @@ from typing import Any
 
 from flask import Blueprint, jsonify, request
 
+from tracker.inputs import quote
+
 from .adjust import ACTIONS, base_mismatch, fighter_id, parse_roster, parse_roster_text, parse_side
 from .api import (float_arg, game_arg, json_body, jsonable, refresh_adjustments, sides_json, the_latest,
                   the_player, this_game)
@@ -48,7 +50,7 @@ def who(data: dict[str, Any]) -> str:
     if by is None or by == "":
         return f"judge@{request.remote_addr or 'unknown'}"
     if not isinstance(by, str) or len(by.strip()) > 40 or not by.strip():
-        raise ApiError(400, f"'by' must be a name of 1-40 characters, not {by!r}")
+        raise ApiError(400, f"'by' must be a name of 1-40 characters, not {quote(by)}")
     return by.strip()
 
 
@@ -128,7 +130,7 @@ def roster_assign():
     fid = fighter_id(data["fighter"])
     name = data["roster"]
     if name is not None and (not isinstance(name, str) or not name.strip()):
-        raise ApiError(400, f"'roster' must be a roster fighter's name or null, not {name!r}")
+        raise ApiError(400, f"'roster' must be a roster fighter's name or null, not {quote(name)}")
     by = who(data)
     player = the_player()
     tracked = current_fighter(player, fid) if name is not None else None
@@ -188,7 +190,7 @@ def pixel_to_table(player, pixel: Any, fighter) -> tuple[float, float]:
 
     if (not isinstance(pixel, list) or len(pixel) != 2
             or not all(isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) for p in pixel)):
-        raise ApiError(400, f"'pixel' must be [u, v], a point of the streamed picture, not {pixel!r}")
+        raise ApiError(400, f"'pixel' must be [u, v], a point of the streamed picture, not {quote(pixel)}")
     latest = the_latest(player)
     h, w = latest.small.shape[:2]
     if not (0 <= pixel[0] <= w and 0 <= pixel[1] <= h):
@@ -228,7 +230,7 @@ def corrections_post():
     fid = fighter_id(data["fighter"])
     action = data["action"]
     if action not in ACTIONS:
-        raise ApiError(400, f"'action' must be one of {', '.join(ACTIONS)}, not {action!r}")
+        raise ApiError(400, f"'action' must be one of {', '.join(ACTIONS)}, not {quote(action)}")
     note = data.get("note", "")
     if not isinstance(note, str) or len(note) > 200:
         raise ApiError(400, "'note' must be text of up to 200 characters")

@@ -90,6 +90,7 @@ class LivePlayer:
                  jpeg_quality: int = 80, realtime: bool = True, background: bool | None = None):
         self.source_spec = str(source)
         self.source = open_source(source, loop=loop)  # SourceError (a UserError) on a bad source
+        self.source.on_skip = log.warning  # a picture cut short or corrupt: named once in the log
         # In real time, full looks run beside the frames (Pipeline background): the
         # overlay waits for a follow, not for a look at the whole table.
         pipeline.background = realtime if background is None else bool(background)

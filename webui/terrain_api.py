@@ -29,6 +29,7 @@ from shapely.geometry import Polygon
 
 from tracker.config import TERRAIN_TYPES
 from tracker.footprints import UNKNOWN, apply_types
+from tracker.inputs import quote
 
 from .api import json_body, the_player
 from .db import get_db, now_iso
@@ -118,15 +119,15 @@ def type_piece(piece_id: str):
         raise ApiError(404, f"no untagged terrain piece '{piece_id}' (untagged pieces: {known})")
     ttype = data.get("type")
     if not isinstance(ttype, str) or ttype not in TERRAIN_TYPES:
-        raise ApiError(400, f"'type' must be one of {', '.join(TERRAIN_TYPES)}, not {ttype!r}")
+        raise ApiError(400, f"'type' must be one of {', '.join(TERRAIN_TYPES)}, not {quote(ttype)}")
     h = data.get("height_in")
     if isinstance(h, bool) or not isinstance(h, (int, float)) or not math.isfinite(h):
-        raise ApiError(400, f"'height_in' must be a number of inches, not {h!r}")
+        raise ApiError(400, f"'height_in' must be a number of inches, not {quote(h)}")
     if h < 0 or h > MAX_HEIGHT_IN:
         raise ApiError(400, f"'height_in' must be 0 to {MAX_HEIGHT_IN:g} inches, not {h:g}")
     by = data.get("by", "judge")
     if not isinstance(by, str) or not by.strip() or len(by) > 40:
-        raise ApiError(400, f"'by' must be a name of 1-40 characters, not {by!r}")
+        raise ApiError(400, f"'by' must be a name of 1-40 characters, not {quote(by)}")
     footage = str(current_app.config["FOOTAGE"])
     piece = untagged[piece_id]
     cx, cy = _centre(piece)

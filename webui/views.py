@@ -41,7 +41,18 @@ def parse_layers(arg: str | None) -> frozenset[str]:
 
 @bp.get("/")
 def index():
-    return render_template("index.html", layers=LAYERS)
+    # The page's scripts ask the Epic API only on an Epic game (on Warcry it is a 409,
+    # logged in the browser's console on every load).
+    player = get_player(current_app)
+    game = "epic" if player is not None and getattr(player.pipeline, "epic", None) is not None else "warcry"
+    return render_template("index.html", layers=LAYERS, game=game)
+
+
+@bp.get("/favicon.ico")
+def favicon():
+    """No icon (the pages say so with ``rel=icon href=data:,``); a browser asking anyway
+    (a JSON page, the stream) gets 204, not a 404 in its console."""
+    return Response(status=204, headers={"Cache-Control": "public, max-age=86400"})
 
 
 @bp.get("/stream.mjpg")

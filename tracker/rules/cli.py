@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from tracker.errors import UserError
+from tracker.inputs import MAX_DEPTH, depth
 
 from . import quotes
 from .cover import cover
@@ -32,11 +33,17 @@ def _read_json(path: str, what: str) -> Any:
     if not p.is_file():
         raise UserError(f"{path}: {what} file not found")
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(p.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise StateError(f"{path}: not a text file; give the {what} as JSON") from None
     except json.JSONDecodeError as e:
         raise StateError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    except RecursionError:  # (a file nested 100,000 deep)
+        data = None
+    if data is None or depth(data) > MAX_DEPTH:
+        raise StateError(f"{path}: nested more than {MAX_DEPTH} levels deep; give the {what} as "
+                         f"WorldState.to_dict() writes it") from None
+    return data
 
 
 def rulings_for(state, question: str = "all", attacker: str | None = None, target: str | None = None,

@@ -24,11 +24,24 @@ from dataclasses import fields
 from typing import Any, Mapping
 
 from tracker.errors import UserError
+from tracker.inputs import quote
 from tracker.world import Base, Doubt, Fighter, HiddenArea, TerrainPart, TerrainPiece, Token, WorldState
 
 BASE_SHAPES = ("round", "oval", "rect")
 TOKEN_KINDS = ("objective", "treasure")
 TERRAIN_TYPES = ("obstacle", "platform", "low", "deadly", "unscalable", "stairs", "ladder", "door", "archway")
+
+
+# Every length and position is at most this many inches from the origin: far beyond any
+# table, and far below what sends shapely/GEOS into overflow (1e308 crashed it).
+MAX_IN = 10_000.0
+
+
+def _finite(v: int | float) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:  # an integer of 400 digits
+        return False
 
 
 class StateError(UserError):
@@ -53,6 +66,7 @@ class _R:
                 raise StateError(f"{self._at(k)}: unknown field{hint}")
 
     def _at(self, k: str) -> str:
+        k = str(k) if len(str(k)) <= 60 else str(k)[:57] + "..."  # (a key of a megabyte: cut)
         return f"{self.where}.{k}" if self.where else k
 
     def has(self, k: str) -> bool:
@@ -66,12 +80,14 @@ class _R:
         return self.d[k]
 
     def num(self, k: str, default: Any = ..., *, minimum: float | None = None, positive: bool = False,
-            required: bool = False) -> float:
+            required: bool = False, limit: float | None = MAX_IN) -> float:
         v = self.raw(k, default, required=required or default is ...)
         if v is None and default is None:
             return None  # type: ignore[return-value]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
-            raise StateError(f"{self._at(k)}: {v!r} is not a number")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v):
+            raise StateError(f"{self._at(k)}: {quote(v)} is not a number")
+        if limit is not None and abs(v) > limit:
+            raise StateError(f"{self._at(k)}: {v:g} is beyond {limit:g} (inches); a table is a few feet across")
         v = float(v)
         if positive and v <= 0:
             raise StateError(f"{self._at(k)}: {v:g} must be greater than 0")
@@ -84,7 +100,7 @@ class _R:
         if v is None:
             return None
         if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, float) and v.is_integer())):
-            raise StateError(f"{self._at(k)}: {v!r} is not a whole number")
+            raise StateError(f"{self._at(k)}: {quote(v)} is not a whole number")
         if minimum is not None and v < minimum:
             raise StateError(f"{self._at(k)}: {v} must be at least {minimum}")
         return int(v)
@@ -94,15 +110,15 @@ class _R:
         if v is None:
             return None
         if not isinstance(v, str) or (default is ... and not v):
-            raise StateError(f"{self._at(k)}: {v!r} is not a {'non-empty ' if default is ... else ''}string")
+            raise StateError(f"{self._at(k)}: {quote(v)} is not a {'non-empty ' if default is ... else ''}string")
         if choices is not None and v not in choices:
-            raise StateError(f"{self._at(k)}: '{v}' is not a {what} ({', '.join(choices)})")
+            raise StateError(f"{self._at(k)}: {quote(v)} is not a {what} ({', '.join(choices)})")
         return v
 
     def bool_(self, k: str, default: bool) -> bool:
         v = self.raw(k, default)
         if not isinstance(v, bool):
-            raise StateError(f"{self._at(k)}: {v!r} is not true or false")
+            raise StateError(f"{self._at(k)}: {quote(v)} is not true or false")
         return v
 
     def list_(self, k: str, default: Any = ...) -> list:
@@ -126,8 +142,10 @@ def _points(pts: list, where: str, what: str = "a footprint") -> list[list[float
     out = []
     for i, p in enumerate(pts):
         if (not isinstance(p, (list, tuple)) or len(p) != 2
-                or any(isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) for c in p)):
-            raise StateError(f"{where}[{i}]: {p!r} is not an [x, y] pair of numbers")
+                or any(isinstance(c, bool) or not isinstance(c, (int, float)) or not _finite(c) for c in p)):
+            raise StateError(f"{where}[{i}]: {quote(p)} is not an [x, y] pair of numbers")
+        if any(abs(c) > MAX_IN for c in p):
+            raise StateError(f"{where}[{i}]: {quote(p)} lies beyond {MAX_IN:g} inches; a table is a few feet across")
         out.append([float(p[0]), float(p[1])])
     return out
 
@@ -158,7 +176,7 @@ def _side_list(r: "_R", key: str, where: str) -> list[int]:
     sides = r.list_(key, [])
     for i, si in enumerate(sides):
         if isinstance(si, bool) or not isinstance(si, int) or si < 0:
-            raise StateError(f"{where}.{key}[{i}]: {si!r} is not a side index (an integer >= 0)")
+            raise StateError(f"{where}.{key}[{i}]: {quote(si)} is not a side index (an integer >= 0)")
     return sides
 
 
@@ -167,7 +185,7 @@ def _fighter(d: Any, where: str) -> dict[str, Any]:
     marks = r.list_("runemarks", [])
     for i, m in enumerate(marks):
         if not isinstance(m, str):
-            raise StateError(f"{where}.runemarks[{i}]: {m!r} is not a string")
+            raise StateError(f"{where}.runemarks[{i}]: {quote(m)} is not a string")
     return {"id": r.str_("id"), "side": r.int_("side", minimum=0), "x": r.num("x"), "y": r.num("y"),
             "z": r.num("z", 0.0, minimum=0.0), "base": _base(r.raw("base", required=True), f"{where}.base"),
             "sigma_in": r.num("sigma_in", 0.0, minimum=0.0), "occluded": r.bool_("occluded", False),
@@ -192,7 +210,7 @@ def _part(d: Any, where: str) -> dict[str, Any]:
         oe = r.list_("open_edges")
         for i, e in enumerate(oe):
             if isinstance(e, bool) or not isinstance(e, int) or not 0 <= e < len(fp):
-                raise StateError(f"{where}.open_edges[{i}]: {e!r} is not an edge index (0 to {len(fp) - 1})")
+                raise StateError(f"{where}.open_edges[{i}]: {quote(e)} is not an edge index (0 to {len(fp) - 1})")
     return {"id": r.str_("id"), "type": r.str_("type", choices=TERRAIN_TYPES, what="terrain type"),
             "footprint": fp, "height_in": r.num("height_in", minimum=0.0), "base_z": r.num("base_z", 0.0, minimum=0.0),
             "open_edges": oe, "closed": r.bool_("closed", False), "solid": r.bool_("solid", True)}
@@ -223,7 +241,7 @@ def _hidden(d: Any, where: str) -> dict[str, Any]:
 def _ids(items: list, where: str) -> list[str]:
     for i, v in enumerate(items):
         if not isinstance(v, str) or not v:
-            raise StateError(f"{where}[{i}]: {v!r} is not an objective id (a non-empty string)")
+            raise StateError(f"{where}[{i}]: {quote(v)} is not an objective id (a non-empty string)")
     return list(items)
 
 
@@ -250,7 +268,7 @@ def parse_world_state(d: Any) -> WorldState:
     extra = r.raw("extra", {})
     if not isinstance(extra, Mapping):
         raise StateError(f"extra: expected an object, got {_kind(extra)}")
-    clean = {"frame_index": r.int_("frame_index", 0, minimum=0), "time_s": r.num("time_s", 0.0),
+    clean = {"frame_index": r.int_("frame_index", 0, minimum=0), "time_s": r.num("time_s", 0.0, limit=None),
              "fighters": fighters, "tokens": tokens, "terrain": terrain,
              "calibration_health": r.str_("calibration_health", "ok"),
              "hands_over_table": r.bool_("hands_over_table", False),
@@ -274,6 +292,6 @@ def parse_control(d: Any, where: str = "previous") -> dict[str, int | None]:
     out: dict[str, int | None] = {}
     for k, v in d.items():
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-            raise StateError(f"{where}.{k}: {v!r} is not a side index (0, 1, ...) or null")
+            raise StateError(f"{where}.{k if len(str(k)) <= 60 else str(k)[:57] + '...'}: {quote(v)} is not a side index (0, 1, ...) or null")
         out[str(k)] = v
     return out

@@ -1,12 +1,13 @@
 // Epic-scale games on the overlay page: Army Morale per side with its history, the
 // objective markers (who would control each if the Rally phase ended now), Rescue
 // escorts, and ending the Rally phase with the dice the players rolled (blank: the tool
-// rolls, seeded and logged). On a Warcry table /api/epic answers 409 and this stays out.
+// rolls, seeded and logged). Only on an Epic game (the page's body says data-game="epic"):
+// on a Warcry table /api/epic answers 409, which the browser would log on every load.
 "use strict";
 (() => {
   const C = window.tabletrackerCommon;
   const panel = document.querySelector("aside.panel");
-  if (!panel) return;
+  if (!panel || document.body.dataset.game !== "epic") return;
   const token = () => (document.getElementById("judge-token") || {value: ""}).value;
   let box = null, sides = {}, busy = false;
 
