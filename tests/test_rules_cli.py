@@ -134,3 +134,27 @@ def test_terrain_types_match_the_game_config():
     from tracker import config
     from tracker.rules import schema
     assert set(schema.TERRAIN_TYPES) == set(config.TERRAIN_TYPES)
+
+
+def test_rule_reads_what_track_and_the_api_write(tmp_path):
+    """``rule`` takes a ``track --out`` file (its last frame, or ``--frame N``) and the
+    ``/api/state`` body as served, as well as a world state itself."""
+    s = _state().to_dict()
+    moved = json.loads(json.dumps(s))
+    moved["frame_index"] = 7
+    moved["fighters"][0]["x"] = 20.0  # away from obj1: nobody controls it in frame 7
+    track = _write(tmp_path, {"frames": [s, moved], "events": [], "skipped_frames": []}, "track.json")
+    api = _write(tmp_path, {"frame_index": 0, "game_id": 1, "state": s, "control": {}}, "api.json")
+
+    def control(*args):
+        res = CliRunner().invoke(rule, [*args, "--question", "control", "--json"])
+        assert res.exit_code == 0, res.output
+        return json.loads(res.stdout)["control"], res.stderr
+
+    assert control(track)[0]["obj1"] is None and "last frame (7)" in control(track)[1]
+    assert control(track, "--frame", "0")[0]["obj1"] == 0
+    assert control(api)[0]["obj1"] == 0
+    res = CliRunner().invoke(rule, [track, "--frame", "3"])
+    assert res.exit_code != 0 and "no frame 3 (it holds frames 0 to 7)" in str(res.exception)
+    res = CliRunner().invoke(rule, [api, "--frame", "0"])
+    assert res.exit_code != 0 and "leave --frame out" in str(res.exception)

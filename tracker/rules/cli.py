@@ -1,4 +1,5 @@
-"""``rule STATE.json``: print the rulings for a saved world state.
+"""``rule STATE.json``: print the rulings for a saved world state (or a track file's
+frame, or ``/api/state``'s body).
 
 The only module of the rules core that reads files. Registered on the ``tabletracker``
 group by the lead; also runs alone: ``python -m tracker.rules.cli STATE.json``.
@@ -44,6 +45,32 @@ def _read_json(path: str, what: str) -> Any:
         raise StateError(f"{path}: nested more than {MAX_DEPTH} levels deep; give the {what} as "
                          f"WorldState.to_dict() writes it") from None
     return data
+
+
+def world_state_of(doc: Any, path: str, frame: int | None = None) -> tuple[Any, str | None]:
+    """The world-state dict in what the project writes: a world state itself
+    (``WorldState.to_dict()``), ``track --out``'s file (its frame whose ``frame_index``
+    is ``frame``, else its last) or ``/api/state``'s body (its ``state``). Also a note
+    for the user when a frame was chosen for them (None otherwise)."""
+    if isinstance(doc, dict) and isinstance(doc.get("frames"), list) and "fighters" not in doc:
+        frames = [f for f in doc["frames"] if isinstance(f, dict)]
+        if not frames:
+            raise StateError(f"{path}: a track file with no frames; track some footage first")
+        if frame is None:
+            last = frames[-1]
+            return last, (f"{path}: ruling on its last frame ({last.get('frame_index', len(frames) - 1)}); "
+                          f"choose another with --frame N") if len(frames) > 1 else None
+        found = next((f for f in frames if f.get("frame_index") == frame), None)
+        if found is None:
+            have = [f.get("frame_index") for f in frames]
+            raise StateError(f"{path}: no frame {frame} (it holds frames {have[0]} to {have[-1]}); "
+                             f"give --frame one of those")
+        return found, None
+    if frame is not None:
+        raise UserError(f"--frame {frame}: {path} holds one world state, not a track file's frames; leave --frame out")
+    if isinstance(doc, dict) and isinstance(doc.get("state"), dict) and "fighters" not in doc:
+        return doc["state"], None  # (/api/state's body)
+    return doc, None
 
 
 def rulings_for(state, question: str = "all", attacker: str | None = None, target: str | None = None,
@@ -99,10 +126,16 @@ def rulings_for(state, question: str = "all", attacker: str | None = None, targe
               help="Control carried over from the last round: {objective id: side or null}.")
 @click.option("--round", "battle_round", type=click.IntRange(1), default=1, show_default=True,
               help="The battle round that is ending (control).")
+@click.option("--frame", "frame", type=click.IntRange(0), default=None,
+              help="With a track file (track --out): the frame to rule on (default: its last).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def rule(state_file, question, attacker, target, previous, battle_round, as_json):
-    """Print the rulings (control, cover, treasure, falling) for a saved world state."""
-    state = parse_world_state(_read_json(state_file, "world state"))
+def rule(state_file, question, attacker, target, previous, battle_round, frame, as_json):
+    """Print the rulings (control, cover, treasure, falling) for a saved world state:
+    a world state, a track file (``track --out``; ``--frame N``) or ``/api/state``'s body."""
+    doc, note = world_state_of(_read_json(state_file, "world state"), state_file, frame)
+    if note:
+        click.echo(note, err=True)
+    state = parse_world_state(doc)
     prev = parse_control(_read_json(previous, "control"), "previous") if previous else None
     control, rulings = rulings_for(state, question, attacker, target, prev, battle_round)
     if as_json:
