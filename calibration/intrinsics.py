@@ -53,8 +53,10 @@ class CalibrationResult:
 def _read_image(path: Path) -> np.ndarray | None:
     from tracker.sources import read_picture
 
-    img, _ = read_picture(Path(path))  # (a JPEG cut short too: its missing part would be grey)
-    return None if img is None else cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    # (A JPEG cut short too: its missing part would be grey. Its grey levels as decoded,
+    # not converted from colour: the boards' corners, and so the cached lens, as before.)
+    img, _ = read_picture(Path(path), cv2.IMREAD_GRAYSCALE)
+    return img
 
 
 def load_views(source, max_video_frames: int = 40) -> list[tuple[str, object]]:

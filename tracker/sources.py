@@ -78,16 +78,17 @@ def jpeg_cut_short(data: bytes) -> bool:
     return True
 
 
-def read_picture(path: Path) -> tuple[np.ndarray | None, str]:
-    """``(BGR image, "")``, or ``(None, why)`` for a file that is no whole picture: a JPEG
-    cut short, or one OpenCV cannot decode."""
+def read_picture(path: Path, flags: int = cv2.IMREAD_COLOR) -> tuple[np.ndarray | None, str]:
+    """``(image, "")`` (BGR, or as ``flags`` asks: ``cv2.IMREAD_GRAYSCALE`` decodes a
+    JPEG's own grey levels, not those converted from its colours), or ``(None, why)`` for
+    a file that is no whole picture: a JPEG cut short, or one OpenCV cannot decode."""
     try:
         data = path.read_bytes()
     except OSError as e:
         return None, f"cannot be read ({e.strerror or e})"
     if jpeg_cut_short(data):
         return None, "the JPEG is cut short (no end-of-image marker; an interrupted copy?)"
-    frame = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) if data else None
+    frame = cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
     if frame is None:
         return None, "cannot be decoded as a picture (corrupt or not an image)"
     return frame, ""
