@@ -225,3 +225,18 @@ def test_a_stand_missing_between_two_of_its_file_is_placed_in_the_gap(faint_stan
     off, _, n_off = nearest(gap_stands_most=0)
     on, sigma, n_on = nearest()
     assert off > 0.75 and on < 0.2 and on < 2 * sigma and n_on == n_off + 1, (off, on, sigma, n_off, n_on)
+
+
+def test_a_stand_alone_of_its_side_beside_another_sides_unit_is_unsure_of_its_side():
+    """A unit's stands keep within ``unit_reach_in``: a stand with none of its side
+    within it and another side's stands there may be a stand of their unit whose rim
+    read wrong, so that side is its rival (_lone_stand_rivals); a stand with its own
+    side's beside it, or with nobody near, is left as read."""
+    rows = [{"xyz": (x, 0.0, 0.0), "kind": KIND_BASE, "side": 0, "base_mm": 40.0, "score": 0.5, "shape": 2,
+             "size_mm": (40.0, 20.0)} for x in (0.0, 1.6, 3.2)]  # side 0's unit in a file
+    rows += [{"xyz": (x, y, 0.0), "kind": KIND_BASE, "side": 1, "base_mm": 40.0, "score": 0.5, "shape": 2,
+              "size_mm": (40.0, 20.0)} for x, y in ((4.8, 0.0), (1.6, 6.0), (3.2, 6.0), (20.0, 20.0))]
+    rows.append({"xyz": (1.6, 1.0, 0.0), "kind": KIND_OBJECTIVE})  # a token is no stand
+    dets = Detections.from_rows(rows)
+    rivals = TableDetector._lone_stand_rivals(SimpleNamespace(unit_reach_in=2.0), dets)
+    assert list(rivals) == [0, 0, 0, 1 << 0, 0, 0, 0, 0]

@@ -164,6 +164,8 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
                 more = more_stands(Detections.merge([bases, tokens if look_for_tokens else self._last_tokens]))
                 if len(more):
                     bases = Detections.merge([bases, more])
+            if self.lone_stands_unsure:
+                bases.rivals = bases.rivals | self._lone_stand_rivals(bases)
         self._refined(raw, bases)
         self._sides_read(raw, bases)
         open_ = self._unnamed(bases, tokens if look_for_tokens else None)

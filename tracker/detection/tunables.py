@@ -207,6 +207,7 @@ class Tunables:
     # The most stands a gap in a file or a rank may hold (_stands_in_gaps; 0: off), and how
     # much of a gap's stand may lie over what was found (its neighbours' fits are faint).
     gap_stands_most, gap_overlap = 2, 0.2
+    lone_stands_unsure = True  # a stand alone of its side beside another side's: that side a rival (_lone_stand_rivals)
     # A stand neither its rims nor a unit sides is kept, its side unsure, only where at
     # least this share of its patch's foreground is not the table in shadow.
     unsure_stand_lit = 0.5
