@@ -10,6 +10,16 @@ from pathlib import Path
 import pytest
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    """The tracker's caches (camera intrinsics, rendered corpus sets) go under this test
+    run's own ``.pytest_cache``, never the user's ``~/.cache`` (xdist's workers inherit
+    it, and so do the commands tests run)."""
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        os.environ["XDG_CACHE_HOME"] = str(cache.mkdir("xdg-cache"))
+
+
 @pytest.fixture(scope="session")
 def footage() -> Path:
     """The bundled sample footage folder (game.yaml, calib/, clip)."""

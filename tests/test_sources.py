@@ -128,3 +128,16 @@ def test_image_folder_skips_a_jpeg_cut_short_naming_it(tmp_path):
     assert [i for i, _, _ in frames] == [0, 2, 3]  # frames keep their files' positions
     assert src.skipped == 1 and list(src.skipped_files) == [cut]
     assert len(said) == 1 and str(cut) in said[0] and "cut short" in said[0] and "video" not in said[0]
+
+
+def test_the_suite_keeps_its_caches_out_of_the_users_home(calibrated):
+    """Calibrating (the bundled footage, ``calibrated``) caches its intrinsics under the
+    test run's ``.pytest_cache``, not in ``~/.cache/tabletracker``."""
+    import os
+    from pathlib import Path
+
+    from tracker.calibrate import _cache_dir
+
+    cache = Path(os.environ["XDG_CACHE_HOME"]).resolve()
+    assert ".pytest_cache" in cache.parts and Path.home() / ".cache" not in cache.parents
+    assert _cache_dir().resolve().parent == cache and any(_cache_dir().glob("camera-*.json"))
