@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -588,7 +587,6 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
     ...            n_calib_views=2, n_fighters=6)               # doctest: +SKIP
     PosixPath('/tmp/tiny')
     """
-    t_start = time.time()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -638,9 +636,7 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
     if progress:
         from tqdm import tqdm
         it = tqdm(it, total=n_frames, desc=f"rendering {out.name}", unit="frame")
-    frame_times = []
     for i, state in enumerate(it):
-        t0 = time.time()
         fcam = cam
         if cam_bumped is not None and i >= bump_at:
             fcam = cam_bumped
@@ -666,7 +662,6 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
         if not video:
             ft["file"] = f"frames/{i:06d}.jpg"
         frames.append(ft)
-        frame_times.append(time.time() - t0)
     if writer is not None:
         writer.release()
 
@@ -709,7 +704,6 @@ def render_set(out_dir: str | Path, seed: int = 0, width: int = 1280, height: in
                             "margin_in": 0.5, "pose_convention": "board frame (OpenCV CharucoBoard object points) -> camera, inches"},
                   "views": views},
         "table_image": "table.jpg",
-        "timing": {"total_s": _r(time.time() - t_start, 2), "frame_s_mean": _r(np.mean(frame_times) if frame_times else 0, 4)},
         "frames": frames,
     }
     untagged = [tb for tb in game.table.terrain if not tb.tagged]
