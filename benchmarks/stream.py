@@ -94,9 +94,9 @@ class Viewer(threading.Thread):
                     break
                 if not line.startswith(b"--"):
                     continue
-                read_part(resp.fp)
+                headers = read_part(resp.fp)
+                self.bytes += int(headers.get("content-length", 0))
                 self.frames += 1
-                self.bytes += n
                 self.indices.append(int(headers.get("x-frame-index", -1)))
             self.elapsed = time.monotonic() - t0
         except (OSError, ValueError) as e:

@@ -258,3 +258,33 @@ def test_track_a_folder_without_a_game_names_tracks_options(tmp_path):
     (tmp_path / "notes.txt").write_text("no game here")
     p = run("track", tmp_path, "--no-progress")
     one_line_error(p, str(tmp_path), "game.yaml", "--game, --camera and --table")
+
+
+def test_serve_runs_a_production_server_and_stops_cleanly(tmp_path):
+    """``serve`` answers through waitress (not Flask's development server, which warns
+    that it is not for this), streams, and stops on Ctrl+C with exit 0, no traceback."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    port = _free_port()
+    p = subprocess.Popen([sys.executable, "-m", "tracker.cli", "serve", "--port", str(port), "--db",
+                          str(tmp_path / "g.sqlite")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, reply = time.monotonic() + 180, None
+        while reply is None and time.monotonic() < deadline and p.poll() is None:
+            try:
+                reply = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5)
+            except OSError:
+                time.sleep(0.5)
+        assert reply is not None and reply.status == 200, p.poll()
+        assert reply.headers["Server"] == "tabletracker"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/stream.mjpg?frames=2", timeout=30) as stream:
+            assert stream.read().count(b"Content-Type: image/jpeg") == 2
+    finally:
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert "Traceback" not in err and "development server" not in (out + err), err

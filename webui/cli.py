@@ -107,6 +107,9 @@ def check_listen(host: str, port: int) -> None:
                             f"check --host and --port") from None
 
 
+SERVE_THREADS = 32  # (10 viewers of the stream, measured by benchmarks/stream.py, and the page's requests)
+
+
 @click.command("serve")
 @click.option("--source", default=None, metavar="SPEC",
               help="Camera index, video file, image folder or footage folder (default: the bundled sample).")
@@ -130,9 +133,18 @@ def serve(source, footage, host, port, db, token):
     # the worker's semaphores leaked, with a warning on the way out).
     signal.signal(signal.SIGTERM, _stop_as_ctrl_c)
     signal.signal(signal.SIGINT, _stop_as_ctrl_c)
+    # A production WSGI server (Flask's own is for development): each MJPEG viewer holds
+    # a thread for as long as it watches, so there are threads for many viewers and the
+    # page's requests besides.
+    from waitress import create_server
+
+    server = create_server(app, host=host, port=port, threads=SERVE_THREADS, ident="tabletracker")
     try:
-        app.run(host=host, port=port, threaded=True, debug=False, use_reloader=False)
+        server.run()
+    except KeyboardInterrupt:
+        pass
     finally:
+        server.close()
         stop_player(app)
 
 
