@@ -29,6 +29,12 @@ FILE_TURN = math.radians(6.0)
 FILE_ALONG_TOL, FILE_ACROSS_TOL = 0.2, 0.5
 
 
+def line_turn(a, b):
+    """How far apart two lines' turns ``a`` and ``b`` are (radians, numbers or arrays):
+    modulo a half turn, 0 to pi / 2."""
+    return np.abs((np.asarray(a) - b + math.pi / 2) % math.pi - math.pi / 2)
+
+
 def files(centres: np.ndarray, thetas: np.ndarray, hx: float, hy: float) -> list[list[int]]:
     """The chains of two or more stands end to end (indices into ``centres``, (n, 2)
     view pixels, turned ``thetas`` radians; half length ``hx``, half depth ``hy``).
@@ -42,7 +48,7 @@ def files(centres: np.ndarray, thetas: np.ndarray, hx: float, hy: float) -> list
     d = centres[None, :, :] - centres[:, None, :]  # (i, j): from stand i to stand j
     along = np.abs((d * u[:, None, :]).sum(axis=2))
     across = np.abs(d[..., 1] * u[:, None, 0] - d[..., 0] * u[:, None, 1])
-    turn = np.abs((thetas[:, None] - thetas[None, :] + math.pi / 2) % math.pi - math.pi / 2)
+    turn = line_turn(thetas[:, None], thetas[None, :])
     linked = (turn <= FILE_TURN) & (np.abs(along - 2 * hx) <= FILE_ALONG_TOL * 2 * hx) & (across <= FILE_ACROSS_TOL * hy)
     np.fill_diagonal(linked, False)
     _, label = connected_components(csr_matrix(linked | linked.T), directed=False)
@@ -104,17 +110,14 @@ def gap_slots(centres: np.ndarray, thetas: np.ndarray, hx: float, hy: float, mos
     >>> [(p.round(1).tolist(), round(t, 2)) for p, t in gap_slots(c, np.array([0.0, 0.1, 0.0, 0.0]), 1.0, 0.5)]
     [([2.0, 0.1], 0.03), ([4.0, 0.1], 0.03), ([20.0, 1.0], 0.0)]
     """
-    def off(a: float, b: float) -> float:  # (turns of a line: modulo a half turn)
-        return abs((a - b + math.pi / 2) % math.pi - math.pi / 2)
-
     out: list[tuple[np.ndarray, float]] = []
     for i in range(len(centres)):
         for j in range(i + 1, len(centres)):
             d = centres[j] - centres[i]
-            line = math.atan2(d[1], d[0])
+            line, apart = math.atan2(d[1], d[0]), float(np.hypot(*d))
             for turn, pitch in ((line, 2 * hx), (line - math.pi / 2, 2 * hy)):
-                n = round(float(np.hypot(*d)) / pitch)
-                if 2 <= n <= most + 1 and abs(float(np.hypot(*d)) / pitch - n) <= FILE_ALONG_TOL \
-                        and off(thetas[i], turn) <= GAP_TURN and off(thetas[j], turn) <= GAP_TURN:
+                n = round(apart / pitch)
+                if 2 <= n <= most + 1 and abs(apart / pitch - n) <= FILE_ALONG_TOL \
+                        and line_turn(thetas[i], turn) <= GAP_TURN and line_turn(thetas[j], turn) <= GAP_TURN:
                     out += [(centres[i] + d * k / n, turn % math.pi) for k in range(1, n)]
     return out
