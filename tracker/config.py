@@ -221,7 +221,7 @@ class GameConfig:
                 raise ConfigError(f"{p}: YAML anchors and aliases (& and *) are not allowed{where}; "
                                   f"write each value out") from None
             raise ConfigError(f"{p}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}{where}; fix the syntax") from None
-        if depth(data) > MAX_DEPTH:
+        if p.suffix == ".json" and depth(data) > MAX_DEPTH:  # (load_yaml bounds YAML itself)
             raise ConfigError(f"{p}: nested more than {MAX_DEPTH} levels deep; no game config nests so deep")
         try:
             cfg = cls.from_dict(data)

@@ -36,6 +36,8 @@ from typing import Any
 from flask import Flask
 from werkzeug.routing import IntegerConverter
 
+from tracker.config import CONFIG_FILES
+
 __all__ = ["create_app", "get_player", "stop_player"]
 
 PLAYER_KEY = "tabletracker.player"
@@ -100,11 +102,10 @@ class Int64Converter(IntegerConverter):
         super().__init__(map, *args, **kwargs)
 
 
-GAME_FILES = ("game.yaml", "game.yml", "game.json", "setup.json")
 
 
 def is_footage_folder(path: Path) -> bool:
-    return path.is_dir() and any((path / n).exists() for n in GAME_FILES)
+    return path.is_dir() and any((path / n).exists() for n in CONFIG_FILES)
 
 
 def resolve_source(source: Any, footage: Any) -> tuple[str, Path]:

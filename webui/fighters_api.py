@@ -49,6 +49,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify, render_template, request
 
+from tracker.config import CONFIG_FILES
 from tracker.fighter_state import (ActivationError, DamageError, FighterStateError, FighterStates, UnknownFighter,
                                    drop_offer, end_of_round_check, in_play)
 from tracker.inputs import load_yaml, quote
@@ -137,7 +138,7 @@ def roster_wounds() -> dict[str, int] | int | None:
 def _read_roster(footage: str) -> dict[str, int]:
     out: dict[str, int] = {}
     try:
-        for name in ("game.yaml", "game.yml", "game.json", "setup.json"):
+        for name in CONFIG_FILES:
             p = Path(footage) / name
             if p.is_file():
                 data = load_yaml(p.read_text(), str(p)) or {}  # (no aliases)
