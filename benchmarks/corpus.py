@@ -102,10 +102,11 @@ def entries(split: str) -> list[Entry]:
 
 
 def select(split: str, first: int | None = None, kinds: list[str] | None = None,
-           resolutions: list[str] | None = None) -> list[Entry]:
-    """A split's entries, kept to ``kinds`` / ``resolutions`` (e.g. "720p"), then the first N."""
+           resolutions: list[str] | None = None, skip: int = 0) -> list[Entry]:
+    """A split's entries, kept to ``kinds`` / ``resolutions`` (e.g. "720p"), then the first N
+    after the first ``skip`` (a model trained on a split's first tables is compared on the rest)."""
     es = [e for e in entries(split) if (not kinds or e.kind in kinds)
-          and (not resolutions or e.resolution in resolutions)]
+          and (not resolutions or e.resolution in resolutions)][skip:]
     return es[:first] if first is not None else es
 
 
@@ -178,12 +179,13 @@ def add_selection_args(ap: argparse.ArgumentParser, default_split: str) -> None:
     """The --split / --first / --kinds / --resolutions options shared by the benchmarks."""
     ap.add_argument("--split", choices=sorted(SPLITS), default=default_split)
     ap.add_argument("--first", type=int, default=None, help="only the split's first N entries (after filters)")
+    ap.add_argument("--skip", type=int, default=0, help="leave out the first N entries (after filters) before --first")
     ap.add_argument("--kinds", nargs="+", choices=KINDS, default=None)
     ap.add_argument("--resolutions", nargs="+", choices=("720p", "1080p", "4K"), default=None)
 
 
 def selection(a: argparse.Namespace) -> list[Entry]:
-    return select(a.split, a.first, a.kinds, a.resolutions)
+    return select(a.split, a.first, a.kinds, a.resolutions, a.skip)
 
 
 def main(argv: list[str] | None = None) -> int:
