@@ -51,6 +51,7 @@ def epic_pipeline():
 
 
 EPIC_720P_SEED = 100047  # a tuning-split Epic table (benchmarks/corpus.py)
+EPIC_UNSEEN_720P_SEED = 100147  # a tuning-split Epic table past those the stand refiner trained on
 WHITE_RIMS_720P_SEED = 100002  # a tuning-split Warcry table: white rims on a pale mat
 SKIN_UNIT_720P_SEED = 100007  # a tuning-split Epic table: a yellow unit the colour of skin
 OVALS_720P_SEED = 100057  # a tuning-split mixed Warcry table: ovals whose rims read as round bases
@@ -146,6 +147,14 @@ def _judged_with(pipe, frame, index: int = 0, **tunables):
 def epic_720p(epic_720p_table):
     """``epic_720p_table``'s pipeline (this module's own), first frame and its truth."""
     return _first_frame(epic_720p_table)
+
+
+@pytest.fixture(scope="session")
+def epic_unseen_720p_table(request, tmp_path_factory):
+    """An Epic table of the shared renderer at 1280x720 that the learned stand refiner
+    never saw (tuning seed 100147, past ``scripts/train_stand_refiner.py``'s first 34 Epic
+    tables; one frame), and a fresh calibration cache for it."""
+    return _tuning_table_cached(request, tmp_path_factory, EPIC_UNSEEN_720P_SEED, "epic", "stands-unseen")
 
 
 @pytest.fixture(scope="session")

@@ -200,8 +200,10 @@ def test_stands_in_a_file_are_placed_where_its_ends_are(slid_files):
         d = d[(d.kind == KIND_BASE) & (d.side == 0)]
         return sorted(e for _, _, e in match([(f["x"], f["y"]) for f in stands], d.xyz[:, :2]))
 
-    off, on = errors(file_ratio=0.0), errors()
+    # (The learned stand refiner off in both: it moves such stands most of the way too.)
+    off, on = errors(file_ratio=0.0, stand_refiner=None), errors(stand_refiner=None)
     assert len(off) == len(on) == 4 and min(off) > 0.25 and max(on) < 0.15, (off, on)
+    assert max(errors()) < 0.15
 
 
 def test_a_stand_missing_between_two_of_its_file_is_placed_in_the_gap(faint_stand_in_a_unit):

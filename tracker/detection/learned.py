@@ -17,11 +17,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..base_shapes import SHAPE_NAMES, depth_inside
+from ..base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside
 from ..vision.base_crops import camera_nadir
 from ..vision.foreground import foreground, shadow
 from ..vision.pursuit import roster_short
 from ..vision.refiner import SIZES_MM, BaseRefiner
+from ..vision.stand_refiner import StandRefiner, wrap_turn
 from ..vision.stands import Outline, pursue, response_at
 from ..world import MM_PER_IN, PATCH_SIGMA_IN, Doubt
 from .detections import KIND_BASE, Detections
@@ -31,6 +32,8 @@ from .detections import KIND_BASE, Detections
 # it placed is stated with at least (its RMS on crescents at 720p on unseen tuning
 # tables, 0.09 in, rounded up: an honest margin for "too close to call"). See _refined.
 REFINER_ERROR_IN, REFINED_SIGMA_IN = 0.04, 0.1
+# The learned stand refiner's error per stand: its validation RMS (see _stands_refined).
+STAND_REFINER_ERROR_IN = 0.04
 
 
 BASES_APART = 0.8  # two bases' centres lie at least this share of their radii's sum apart (_doubts_read)
@@ -55,6 +58,12 @@ class _Patch(NamedTuple):
 def _shipped_refiner() -> BaseRefiner | None:
     """The shipped refiner, read once for every detector; None where it is not there."""
     return BaseRefiner.load()
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_stand_refiner() -> StandRefiner | None:
+    """The shipped stand refiner, read once for every detector; None where it is not there."""
+    return StandRefiner.load()
 
 
 class LearnedReads:
@@ -130,6 +139,32 @@ class LearnedReads:
         calib = self.calibration_sigma(bases.xyz[moved], lift)
         if calib is not None and stated:
             bases.sigma_in[moved] = np.maximum(bases.sigma_in[moved], np.hypot(calib, REFINED_SIGMA_IN))
+
+    def _stands_refined(self, frame: np.ndarray, bases: Detections) -> None:
+        """Epic stands placed again, in place, where the learned stand refiner
+        (``vision.stand_refiner``, reading the frame as the camera gave it) puts them and
+        turns them, where it moves them at most ``stand_reach_in`` and turns them at most
+        ``stand_turn_reach_deg``; between its place and theirs, each weighed by its error
+        (their stated sigma; ``STAND_REFINER_ERROR_IN``)."""
+        if self.stand_refiner is None or self.config.epic is None or self._background_bgr is None:
+            return
+        nadir = camera_nadir(self.camera)
+        idx = np.flatnonzero((bases.kind == KIND_BASE) & (bases.shape == SHAPE_CODES["rect"]))
+        if nadir is None or not len(idx):
+            return
+        colour = dict(self._rims_as_seen())
+        top = bases.xyz[idx].copy()
+        top[:, 2] += self.config.base_thickness_in
+        xy, angle = self.stand_refiner.read(self.camera, frame, self._background_bgr, top, bases.angle_deg[idx], nadir,
+                                            np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float))
+        turn = wrap_turn(angle - bases.angle_deg[idx])
+        ok = (np.hypot(*(xy - bases.xyz[idx, :2]).T) <= self.stand_reach_in) & (np.abs(turn) <= self.stand_turn_reach_deg)
+        moved = idx[ok]
+        w = np.zeros(len(moved))
+        if len(bases.sigma_in) == len(bases.kind) and self.stand_weighed:
+            w = STAND_REFINER_ERROR_IN ** 2 / (STAND_REFINER_ERROR_IN ** 2 + np.square(bases.sigma_in[moved]))
+        bases.xyz[moved, :2] = w[:, None] * bases.xyz[moved, :2] + (1 - w[:, None]) * xy[ok]
+        bases.angle_deg[moved] = np.mod(bases.angle_deg[moved] + (1 - w) * turn[ok], 180.0)
 
     def _lit_foreground(self, view: int, lab: np.ndarray, bg: np.ndarray, fg: np.ndarray | None,
                         usable: np.ndarray | None = None) -> np.ndarray:

@@ -228,6 +228,9 @@ class Tunables:
     # 0.031 in moving all, 0.021 so); their size too where it is sure of one
     # (``refine_size_p``) of its side's (patches' sizes wrong 29 -> 20 % at 720p).
     refine_below, refine_reach_in, refine_min_in = 0.35, 0.5, 0.06
+    # Epic stands placed again where the learned stand refiner reads them, within this
+    # reach and turn (learned._stands_refined), weighed against their fit (or taken).
+    stand_reach_in, stand_turn_reach_deg, stand_weighed = 0.5, 20.0, True
     refine_size_p = 0.9
     # ... sized and centred by the circle running along the patch's boundary within
     # ``pursue_round_reach_in`` of the patch's placement, on ``pursue_round_share`` of

@@ -44,7 +44,13 @@ def crop_axes(centre_xy: np.ndarray, nadir_xy: np.ndarray) -> tuple[np.ndarray, 
 
 def crop_grid(centre_xy: np.ndarray, nadir_xy: np.ndarray, z_in: float) -> np.ndarray:
     """(CROP_PX * CROP_PX, 3) world points of a crop's pixel centres, row by row."""
-    across, away = crop_axes(centre_xy, nadir_xy)
+    return grid_along(centre_xy, *crop_axes(centre_xy, nadir_xy), z_in)
+
+
+def grid_along(centre_xy: np.ndarray, cols: np.ndarray, rows: np.ndarray, z_in: float) -> np.ndarray:
+    """(CROP_PX * CROP_PX, 3) world points of a crop's pixel centres, row by row, its
+    columns stepping along the world unit vector ``cols`` and its rows along ``rows``."""
+    across, away = np.asarray(cols, float), np.asarray(rows, float)
     m = (CROP_PX - 1) / 2
     k = (np.arange(CROP_PX) - m) / CROP_PX_PER_IN
     cols, rows = np.meshgrid(k, k)
@@ -56,7 +62,12 @@ def base_crop(camera: Any, frame: np.ndarray, empty: np.ndarray, centre_xy: np.n
               nadir_xy: np.ndarray, rim_bgr: np.ndarray) -> np.ndarray:
     """The nine-channel crop (module docstring) round ``centre_xy`` on the plane z =
     ``z_in``; pixels the camera does not see are 0 in every channel."""
-    uv = np.asarray(camera.project(crop_grid(centre_xy, nadir_xy, z_in)), np.float32).reshape(CROP_PX, CROP_PX, 2)
+    return crop_of(camera, frame, empty, crop_grid(centre_xy, nadir_xy, z_in), rim_bgr)
+
+
+def crop_of(camera: Any, frame: np.ndarray, empty: np.ndarray, grid: np.ndarray, rim_bgr: np.ndarray) -> np.ndarray:
+    """The nine-channel crop (module docstring) at the world points ``grid`` (``grid_along``)."""
+    uv = np.asarray(camera.project(grid), np.float32).reshape(CROP_PX, CROP_PX, 2)
     mx, my = np.ascontiguousarray(uv[..., 0]), np.ascontiguousarray(uv[..., 1])
     out = np.empty((CROP_PX, CROP_PX, 9), np.float32)
     out[..., 0:3] = cv2.remap(frame, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)

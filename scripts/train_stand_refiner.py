@@ -1,0 +1,228 @@
+"""Train the learned stand refiner (``tracker/vision/stand_refiner.py``) on the tuning split.
+
+    python scripts/train_stand_refiner.py build [--first N] [--detections run.json]
+    python scripts/train_stand_refiner.py train [--epochs E]  # needs torch and onnx: pip install -e '.[train]'
+    python scripts/train_stand_refiner.py all                 # both, then writes the model
+
+Only the tuning split's Epic tables are read (``benchmarks/corpus.py``: the first
+``--first`` of them, 34 unless said; the rest of the split's Epic tables stay to compare
+the tracker with and without it on); the reporting split never is. Each stand at least
+half in sight gives crops (``vision.stand_refiner.stand_crop``) laid along a guess a
+random step and turn off it (half within 0.08 in and 4 degrees, half within 0.35 in along,
+0.2 in across and 12 degrees), and, given a run of ``benchmarks/heldout.py --json``, one
+where the detector put it; the target is the step back (along and across the guess) and
+the turn back. The camera is the one the tracker calibrated itself (as at use). Tables are
+split by order into training and validation (every tenth), and the validation error is
+printed per epoch. The model is written as ONNX to ``tracker/vision/models/stand_refiner.onnx``
+and run with OpenCV's DNN module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.corpus import cache_dir, ensure, select  # noqa: E402
+from tracker.vision.base_crops import CROP_PX, camera_nadir  # noqa: E402
+from tracker.vision.stand_refiner import CHANNELS, MODEL_PATH, stand_axes, stand_crop, wrap_turn  # noqa: E402
+
+DATA = cache_dir().parent / "stand-refiner"
+PER_STAND = 4
+MATCH_IN = 0.75  # a detection this near a true stand is that stand's (score.py's gate)
+
+
+def _taught(f: dict) -> bool:
+    """Whether a true fighter is a stand the refiner is taught: rectangular, at least half
+    in sight."""
+    return f.get("shape") == "rect" and f["visible_fraction"] >= 0.5
+
+
+def _guesses(stand: dict, rng: np.random.Generator) -> list[tuple[np.ndarray, float]]:
+    """``PER_STAND`` (centre, angle) guesses a random step and turn off a true stand."""
+    out = []
+    along, across = stand_axes(stand["angle_deg"])
+    for k in range(PER_STAND):
+        if k % 2:
+            a, c, t = rng.uniform(-0.08, 0.08), rng.uniform(-0.08, 0.08), rng.uniform(-4, 4)
+        else:
+            a, c, t = rng.uniform(-0.35, 0.35), rng.uniform(-0.2, 0.2), rng.uniform(-12, 12)
+        out.append((np.array([stand["x"], stand["y"]]) + a * along + c * across, stand["angle_deg"] + t))
+    return out
+
+
+def _detected(preds: list[dict], stands: list[dict]) -> list[tuple[dict, np.ndarray, float]]:
+    """(true stand, centre, angle) for each of the detector's stands nearest a true one."""
+    out = []
+    for p in preds:
+        if p.get("shape") != "rect":
+            continue
+        d = [np.hypot(s["x"] - p["x"], s["y"] - p["y"]) for s in stands]
+        if d and min(d) < MATCH_IN:
+            out.append((stands[int(np.argmin(d))], np.array([p["x"], p["y"]]), float(p.get("angle_deg", 0.0))))
+    return out
+
+
+def build(first: int, detections: Path | None, seed: int = 0) -> None:
+    from tracker.pipeline import Pipeline
+
+    es = select("tuning", first, ["epic"])
+    failed = ensure(es, jobs=2)
+    es = [e for e in es if e not in failed and e.cached()]
+    runs = {}
+    if detections is not None:
+        runs = {r["name"]: r["preds"]["tracker"]["frames"] for r in json.loads(detections.read_text())["sets"]
+                if "preds" in r}
+    rng = np.random.default_rng(seed)
+    X, A, Y, T = [], [], [], []
+    t0 = time.time()
+    for ti, e in enumerate(es):
+        folder = e.path
+        truth = json.loads((folder / "truth.json").read_text())
+        det = Pipeline.from_footage(folder).detector
+        cam, nadir = det.camera, camera_nadir(det.camera)
+        empty = cv2.imread(str(folder / "table.jpg"))
+        colour = {s.index: np.asarray(det.light.as_seen(s.rim_bgr), np.float32) for s in det.config.sides}
+        lift = det.config.base_thickness_in
+        files = sorted((folder / "frames").iterdir())
+        n0 = len(X)
+        for fr in truth["frames"]:
+            frame = cv2.imread(str(files[int(fr["frame"])]))
+            stands = [f for f in fr["fighters"] if _taught(f)]
+            items = [(s, c, a) for s in stands for c, a in _guesses(s, rng)]
+            if e.name in runs:
+                items += _detected(runs[e.name][int(fr["frame"])]["fighters"], stands)
+            for s, c, a in items:
+                crop = stand_crop(cam, frame, empty, c, s["z"] + lift, a, nadir, colour[s["team"]])
+                along, across = stand_axes(a)
+                d = np.array([s["x"], s["y"]]) - c
+                X.append((crop[..., :9] * 255).round().astype(np.uint8))
+                A.append(crop[0, 0, 9:])
+                Y.append((float(d @ along), float(d @ across), float(np.radians(wrap_turn(s["angle_deg"] - a)))))
+                T.append(ti)
+        print(f"{ti + 1}/{len(es)} {e.name}: {len(X) - n0} crops ({time.time() - t0:.0f} s)", flush=True)
+    DATA.mkdir(parents=True, exist_ok=True)
+    np.save(DATA / "x.npy", np.array(X))
+    np.savez(DATA / "labels.npz", away=np.array(A, np.float32), y=np.array(Y, np.float32), table=np.array(T))
+    print(f"{len(X)} crops from {len(es)} tables -> {DATA}")
+
+
+def _inputs(x9, away):
+    """The network's input: the nine crop channels (0-1) and the two of the camera's way."""
+    import torch
+
+    xb = x9.permute(0, 3, 1, 2).float() / 255
+    a = away[:, :, None, None].expand(-1, -1, CROP_PX, CROP_PX)
+    return torch.cat([xb, a], 1)
+
+
+def train(epochs: int, seed: int = 0) -> None:
+    import torch
+    from torch import nn
+
+    torch.manual_seed(seed)
+    x = np.load(DATA / "x.npy", mmap_mode="r")
+    lab = np.load(DATA / "labels.npz")
+    away, y, table = lab["away"], lab["y"], lab["table"]
+    val = table % 10 == 9
+    print(f"{len(x)} crops; training {int((~val).sum())}, validation {int(val.sum())} (tables {sorted(set(table[val]))})")
+    net = Net()
+    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
+    steps = epochs * int(np.ceil((~val).sum() / 128))
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-3, total_steps=steps)
+    xt = torch.from_numpy(np.ascontiguousarray(x[~val]))
+    at, yt = torch.from_numpy(away[~val]), torch.from_numpy(y[~val])
+    xv, av, yv = torch.from_numpy(np.ascontiguousarray(x[val])), torch.from_numpy(away[val]), torch.from_numpy(y[val])
+    gen = torch.Generator().manual_seed(seed)
+    # (Inches and radians: a step of 0.1 in weighs as a turn of 0.1 rad, 5.7 degrees.)
+    for ep in range(epochs):
+        net.train()
+        t0, tot = time.time(), 0.0
+        for idx in torch.randperm(len(xt), generator=gen).split(128):
+            xb = _inputs(xt[idx], at[idx])
+            yb = yt[idx].clone()
+            # The same light on frame, empty table and rim colour (a table lit otherwise).
+            xb[:, :9] = xb[:, :9] * (0.8 + 0.4 * torch.rand(len(xb), 1, 1, 1, generator=gen))
+            # A stand mirrored across its long side is a stand: rows flipped, the step
+            # across, the turn and the camera's way across change sign.
+            flip = torch.rand(len(xb), generator=gen) < 0.5
+            xb[flip] = xb[flip].flip(2)
+            xb[flip, 10] = -xb[flip, 10]
+            yb[flip, 1:] = -yb[flip, 1:]
+            off = net(xb)
+            loss = nn.functional.smooth_l1_loss(off * 10, yb * 10)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            tot += float(loss.detach()) * len(idx)
+        net.eval()
+        with torch.no_grad():
+            off = torch.cat([net(_inputs(xs, a_)) for xs, a_ in zip(xv.split(512), av.split(512))])
+        err = (off[:, :2] - yv[:, :2]).norm(dim=1)
+        before = yv[:, :2].norm(dim=1)
+        turn = torch.rad2deg(off[:, 2] - yv[:, 2]).abs()
+        print(f"epoch {ep + 1}/{epochs}: loss {tot / len(xt):.4f}; validation RMS {float(err.pow(2).mean().sqrt()):.4f} in "
+              f"(guesses {float(before.pow(2).mean().sqrt()):.4f}), median {float(err.median()):.4f}, along "
+              f"{float((off[:, 0] - yv[:, 0]).pow(2).mean().sqrt()):.4f}, across "
+              f"{float((off[:, 1] - yv[:, 1]).pow(2).mean().sqrt()):.4f}; turn RMS "
+              f"{float(turn.pow(2).mean().sqrt()):.2f} deg ({time.time() - t0:.0f} s)", flush=True)
+    net.eval()
+    torch.save(net.state_dict(), DATA / "net.pt")  # (kept: an export that fails loses no training)
+    MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(net, torch.zeros(1, CHANNELS, CROP_PX, CROP_PX), str(MODEL_PATH), input_names=["crop"],
+                      output_names=["offset"], opset_version=13, dynamo=False,
+                      dynamic_axes={"crop": {0: "n"}, "offset": {0: "n"}})
+    print(f"wrote {MODEL_PATH} ({MODEL_PATH.stat().st_size} bytes)")
+
+
+def Net():  # noqa: N802 (a torch module, made where torch is imported)
+    from torch import nn
+
+    class _Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+
+            def block(a, b):
+                return [nn.Conv2d(a, b, 3, padding=1), nn.BatchNorm2d(b), nn.ReLU(inplace=True)]
+
+            # (A first step of two: a quarter of the round refiner's work a crop, so that it
+            # trains on two shared cores in minutes.)
+            self.body = nn.Sequential(nn.Conv2d(CHANNELS, 16, 3, stride=2, padding=1), nn.BatchNorm2d(16),
+                                      nn.ReLU(inplace=True),                                  # 32
+                                      *block(16, 32), *block(32, 32), nn.MaxPool2d(2),        # 16
+                                      *block(32, 64), nn.MaxPool2d(2),                        # 8
+                                      *block(64, 64), nn.MaxPool2d(2))                        # 4
+            self.head = nn.Sequential(nn.Flatten(), nn.Linear(64 * 16, 128), nn.ReLU(inplace=True), nn.Linear(128, 3))
+
+        def forward(self, x):
+            return self.head(self.body(x))
+
+    return _Net()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("step", choices=("build", "train", "all"))
+    ap.add_argument("--first", type=int, default=34,
+                    help="the tuning split's first N Epic tables (the rest stay to measure it on)")
+    ap.add_argument("--detections", type=Path, help="a benchmarks/heldout.py --json run: the detector's own stands too")
+    ap.add_argument("--epochs", type=int, default=8)
+    a = ap.parse_args(argv)
+    if a.step in ("build", "all"):
+        build(a.first, a.detections)
+    if a.step in ("train", "all"):
+        train(a.epochs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
