@@ -3,14 +3,12 @@ trained on (a tuning-split table past the ones ``scripts/train_stand_refiner.py`
 guesses put off each true stand, along it and turned, come back near it; the crop it
 reads lies along the guess; the detector takes its readings for every stand."""
 
-import json
 import pickle
 
-import cv2
 import numpy as np
 import pytest
-
 from conftest import _first_frame
+
 from tracker.vision.base_crops import CROP_PX, camera_nadir
 from tracker.vision.stand_refiner import CHANNELS, MODEL_PATH, StandRefiner, stand_axes, stand_crop, wrap_turn
 
@@ -36,13 +34,13 @@ def test_the_crop_lies_along_the_guess(unseen):
     columns (more of its rim colour along the middle row than down the middle column)."""
     pipe, frame, truth = unseen
     det = pipe.detector
-    folder_empty = det._background_bgr
+    empty = det._background_bgr
     nadir = camera_nadir(det.camera)
     stands = [f for f in truth["fighters"] if f.get("shape") == "rect" and f["visible_fraction"] >= 0.95]
     assert len(stands) >= 6
     wider = 0
     for s in stands:
-        c = stand_crop(det.camera, frame, folder_empty, np.array([s["x"], s["y"]]), s["z"] + det.config.base_thickness_in,
+        c = stand_crop(det.camera, frame, empty, np.array([s["x"], s["y"]]), s["z"] + det.config.base_thickness_in,
                        s["angle_deg"], nadir, det.light.as_seen(det.config.sides[s["team"]].rim_bgr))
         diff = np.abs(c[..., 0:3] - c[..., 3:6]).sum(axis=2) > 0.15  # (not the empty table)
         m = CROP_PX // 2
