@@ -129,7 +129,7 @@ class ModelChoice:
     reason: str
     #: model name -> held-out RMS reprojection error (px)
     heldout_rms: dict[str, float]
-    #: model name -> weight in the stated uncertainty (sums to 1; the chosen model's is the largest)
+    #: model name -> weight in the stated uncertainty (sums to 1; the lowest held-out error's is the largest)
     weights: dict[str, float]
     candidates: tuple[LensModel, ...] = field(default=CANDIDATES)
 
