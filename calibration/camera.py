@@ -60,6 +60,10 @@ class Intrinsics:
     std: np.ndarray | None = field(default=None, compare=False)
     #: optional full covariance of the same parameters (fixed ones have zero rows)
     covariance: np.ndarray | None = field(default=None, compare=False)
+    #: the lens model calibration chose (calibration.lens_model) and why; None in files
+    #: written before it chose one, and in a footage folder's cached camera
+    lens_model: str | None = field(default=None, compare=False)
+    lens_model_reason: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "K", np.asarray(self.K, np.float64).reshape(3, 3))
@@ -94,6 +98,9 @@ class Intrinsics:
             d["std"] = self.std.tolist()
         if self.covariance is not None:
             d["covariance"] = self.covariance.tolist()
+        if self.lens_model is not None:  # (optional keys: older trackers read the file as before)
+            d["lens_model"] = self.lens_model
+            d["lens_model_reason"] = self.lens_model_reason
         return d
 
     @classmethod
@@ -109,7 +116,9 @@ class Intrinsics:
                 raise ValueError
             return cls(K, dist, size, float(d.get("rms_px", float("nan"))),
                        None if d.get("std") is None else np.asarray(d["std"], np.float64),
-                       None if d.get("covariance") is None else np.asarray(d["covariance"], np.float64))
+                       None if d.get("covariance") is None else np.asarray(d["covariance"], np.float64),
+                       None if d.get("lens_model") is None else str(d["lens_model"]),
+                       None if d.get("lens_model_reason") is None else str(d["lens_model_reason"]))
         except (KeyError, TypeError, ValueError):
             raise CalibrationError(f"{where}: not a camera calibration (needs K 3x3, dist, image_size); "
                                    "re-run calibrate-camera") from None

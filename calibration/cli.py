@@ -11,12 +11,14 @@ import click
 import cv2
 import numpy as np
 
-from tracker.errors import CalibrationError, SourceError
+from tracker.errors import SourceError
 from tracker.outputs import check_image_output, check_output, write_output
 
 from .boards import parse_board
 from .camera import Intrinsics
-from .intrinsics import VIDEO_EXTS, calibrate_camera as _calibrate
+from .intrinsics import VIDEO_EXTS, _flags
+from .intrinsics import calibrate_camera as _calibrate
+from .lens_model import LensModel
 from .table import estimate_table_pose
 
 __all__ = ["calibrate_camera", "calibrate_table", "read_still"]
@@ -61,7 +63,9 @@ def read_still(path: str | Path, frames: int = 15) -> np.ndarray:
 @click.option("--board", "board_spec", default="charuco", show_default=True,
               help="charuco | chessboard:COLSxROWS:SIZE (inner corners) | circles:COLSxROWS:SPACING")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="camera.json to write")
-@click.option("--fix-principal-point", is_flag=True, help="keep the principal point at the image centre")
+@click.option("--fix-principal-point", is_flag=True,
+              help="keep the principal point at the image centre (any of these four flags: your lens model, "
+                   "not one chosen by held-out views)")
 @click.option("--fix-aspect-ratio", is_flag=True, help="keep fx = fy")
 @click.option("--zero-tangent", is_flag=True, help="no tangential distortion (p1 = p2 = 0)")
 @click.option("--fix-k3", is_flag=True, help="no k3 term")
@@ -80,10 +84,20 @@ def calibrate_camera(images_or_video, board_spec, out, fix_principal_point, fix_
         cfg_board = GameConfig.load(game).calibration_board
     board = parse_board(board_spec, cfg_board)
     sources = list(images_or_video) if len(images_or_video) > 1 else images_or_video[0]
+    # Without flags the lens model is chosen by held-out views; with any, it is the user's.
+    given = {"--fix-principal-point": fix_principal_point, "--fix-aspect-ratio": fix_aspect_ratio,
+             "--zero-tangent": zero_tangent, "--fix-k3": fix_k3}
+    asked = [k for k, v in given.items() if v]
+    model = "auto" if not asked else LensModel(
+        "given", _flags(fix_principal_point, fix_aspect_ratio, zero_tangent, fix_k3), " ".join(asked))
     res = _calibrate(sources, board, fix_principal_point=fix_principal_point, fix_aspect_ratio=fix_aspect_ratio,
-                     zero_tangent=zero_tangent, fix_k3=fix_k3, progress=True, echo=click.echo)
+                     zero_tangent=zero_tangent, fix_k3=fix_k3, progress=True, echo=click.echo, lens_model=model)
     write_output(out, json.dumps(res.intrinsics.to_dict(), indent=1), "--out")
     click.echo(res.summary())
+    for line in res.model_lines():
+        click.echo(line)
+    for w in res.warnings:
+        click.echo(f"warning: {w}")
     if res.coverage_fraction < 0.5:
         click.echo("warning: the corners cover less than half of the image; add views near the edges and corners")
     if coverage:

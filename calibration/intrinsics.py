@@ -21,6 +21,15 @@ from tracker.errors import CalibrationError, SourceError
 
 from .boards import BoardNotFound, BoardView
 from .camera import Intrinsics
+from .lens_model import (
+    CANDIDATES,
+    SIGMA_FACTOR,
+    LensModel,
+    ModelChoice,
+    choose_lens_model,
+    covering_sigma,
+    principal_point_warnings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +51,35 @@ class CalibrationResult:
     extrinsics: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     #: view name -> (object points (N,3), image points (N,2)) of each view used
     points: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    #: the lens model chosen by held-out views, with each candidate's held-out error and
+    #: weight in the stated sigma (None when the caller fixed the flags the old way)
+    model_choice: ModelChoice | None = None
+    #: one line each: what leaves the principal point poorly fixed (calibration.lens_model)
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         i = self.intrinsics
         return (f"{len(self.views_used)} views, {self.n_points} points, RMS {i.rms_px:.3f} px, fx {i.fx:.2f} fy {i.fy:.2f} "
                 f"cx {i.K[0, 2]:.2f} cy {i.K[1, 2]:.2f}, dist {np.round(i.dist, 5).tolist()}, "
                 f"coverage {self.coverage_fraction:.0%}, {len(self.rejected)} rejected")
+
+    def model_lines(self) -> list[str]:
+        """The lens model chosen and why, and fx / cx / cy with their 1-sigma (which, after
+        a model choice, covers the resampled views and the candidate models too)."""
+        i = self.intrinsics
+        out = []
+        c = self.model_choice
+        if c is not None:
+            out.append(f"lens model: {c.model.name} ({c.model.describe}); {c.reason}")
+            if len(c.heldout_rms) > 1:
+                out.append("  held-out error / weight in sigma: " + ", ".join(
+                    f"{n} {c.heldout_rms[n]:.3f} px / {c.weights.get(n, 0):.0%}" for n in c.heldout_rms))
+        if i.std is not None and len(i.std) >= 4:
+            what = ("1-sigma over resampled views and the lens models" if c is not None and len(c.heldout_rms) > 1
+                    else "1-sigma over resampled views" if c is not None else "1-sigma within this lens model")
+            out.append(f"fx {i.fx:.2f} ± {i.std[0]:.2f} px, cx {i.K[0, 2]:.2f} ± {i.std[2]:.2f}, "
+                       f"cy {i.K[1, 2]:.2f} ± {i.std[3]:.2f} ({what})")
+        return out
 
 
 def _read_image(path: Path) -> np.ndarray | None:
@@ -266,7 +298,8 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
                      zero_tangent: bool = False, fix_k3: bool = False, progress: bool = True,
                      extra_views: Iterable[tuple[str, np.ndarray, np.ndarray]] = (),
                      outlier_factor: float = 3.0, min_views: int = 3, max_video_frames: int = 40,
-                     echo=None, max_focal_sigma: float | None = None) -> CalibrationResult:
+                     echo=None, max_focal_sigma: float | None = None,
+                     lens_model: str | LensModel | None = None) -> CalibrationResult:
     """Calibrate from ``views`` (paths, images, a folder, a video) of ``board``.
 
     extra_views: (name, obj (N,3), img (N,2)) planar point sets of known geometry from the
@@ -274,6 +307,13 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
     Views are rejected (and listed with the reason) when no board is found, too few
     corners are found, or their error is an outlier (> outlier_factor x the median view
     error and > 0.3 px); the camera is then calibrated again without them.
+
+    lens_model: None keeps the flags given and states the Jacobian's sigma (within that
+    model). "auto" chooses among lens_model.CANDIDATES by held-out views (the flags are
+    then ignored); a LensModel uses that one. Either way fx, fy, cx, cy state SIGMA_FACTOR x
+    the larger of their Jacobian sigma and a bootstrap's over the views and over the
+    candidates (weighted by held-out error). ``warnings`` (always) says when the views
+    leave the principal point loose.
     """
     items = load_views(views, max_video_frames)
     found: list[tuple[str, BoardView]] = []
@@ -310,6 +350,15 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
     flags = _flags(fix_principal_point, fix_aspect_ratio, zero_tangent, fix_k3)
     crit = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 200, 1e-12)
 
+    choice = None
+    if lens_model is not None:
+        # The model is chosen on the views found (outliers among them are rare and only
+        # blur the choice); from here on its flags are the calibration's.
+        cands = CANDIDATES if lens_model == "auto" else (lens_model,)
+        choice = choose_lens_model(*_point_lists(found), image_size, cands, _point_pairs(extra))
+        flags = choice.model.flags
+    fl0 = flags
+
     def run(use, focal: float | None = None):
         allv = use + extra
         obj = [v.obj.reshape(-1, 1, 3).astype(np.float32) for _, v in allv]
@@ -317,15 +366,15 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
         K0 = np.eye(3)
         if focal is not None:
             K0 = np.array([[focal, 0, (image_size[0] - 1) / 2], [0, focal, (image_size[1] - 1) / 2], [0, 0, 1]])
-            fl = flags | cv2.CALIB_USE_INTRINSIC_GUESS
-        elif fix_principal_point or fix_aspect_ratio:
+            fl = fl0 | cv2.CALIB_USE_INTRINSIC_GUESS
+        elif fl0 & (cv2.CALIB_FIX_PRINCIPAL_POINT | cv2.CALIB_FIX_ASPECT_RATIO):
             K0 = np.array([[1.0, 0, (image_size[0] - 1) / 2], [0, 1.0, (image_size[1] - 1) / 2], [0, 0, 1]])
             # fx/fy ratio 1 kept by FIX_ASPECT_RATIO; principal point at the centre by FIX_PRINCIPAL_POINT
             g = cv2.initCameraMatrix2D(obj, img, image_size, 1.0)
             K0[0, 0] = K0[1, 1] = g[0, 0]
-            fl = flags | cv2.CALIB_USE_INTRINSIC_GUESS
+            fl = fl0 | cv2.CALIB_USE_INTRINSIC_GUESS
         else:
-            fl = flags
+            fl = fl0
         rms, K, dist, rv, tv, std_i, _, pve = cv2.calibrateCameraExtended(obj, img, image_size, K0, None, flags=fl,
                                                                          criteria=crit)
         return rms, K, dist, rv, tv, std_i, np.asarray(pve).reshape(-1), (obj, img, fl)
@@ -374,6 +423,8 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
         k = OUTLINE_PIXEL_SIGMA / float(rms)
         std = std * k
         cov = None if cov is None else cov * k * k
+    if choice is not None:
+        std, cov = _with_covering_sigma(std, cov, use, extra, image_size, choice, K, dist)
     rel = float(std[0]) / float(K[0, 0]) if len(std) and K[0, 0] > 0 else 0.0
     if rel > (MAX_FOCAL_SIGMA if max_focal_sigma is None else max_focal_sigma):
         # Board views that are few, small and face the camera square leave the focal
@@ -383,8 +434,10 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
             f"the board views leave the focal length undetermined (fx {K[0, 0]:.0f} ± {std[0]:.0f} px from "
             f"{len(use)} views, {sum(len(v.img) for _, v in use)} corners); photograph the board closer to the "
             f"camera, filling a quarter of the picture or more, tilted 20-40 degrees in several directions")
-    intr = Intrinsics(K, dist, image_size, float(rms), std, cov)
+    intr = Intrinsics(K, dist, image_size, float(rms), std, cov, None if choice is None else choice.model.name,
+                      None if choice is None else choice.reason)
     allv = use + extra
+    warns = principal_point_warnings(rv[:len(use)], [v.img for _, v in use], image_size)
     pic, frac = _coverage(image_size, [v for _, v in allv])
     per_view = {n: float(e) for (n, _), e in zip(allv, pve)}
     if echo is not None:
@@ -394,4 +447,37 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
             echo(f"  {n}: skipped ({r})")
     return CalibrationResult(intr, per_view, rejected, pic, frac, int(sum(len(v.img) for _, v in allv)),
                              [n for n, _ in allv], {n: (r.reshape(3), t.reshape(3)) for (n, _), r, t in zip(allv, rv, tv)},
-                             {n: (v.obj.reshape(-1, 3), v.img.reshape(-1, 2)) for n, v in allv})
+                             {n: (v.obj.reshape(-1, 3), v.img.reshape(-1, 2)) for n, v in allv}, choice, warns)
+
+
+def _point_lists(views: Sequence[tuple[str, BoardView]]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    return ([v.obj.reshape(-1, 1, 3).astype(np.float32) for _, v in views],
+            [v.img.reshape(-1, 1, 2).astype(np.float32) for _, v in views])
+
+
+def _point_pairs(views: Sequence[tuple[str, BoardView]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    return list(zip(*_point_lists(views)))
+
+
+def _with_covering_sigma(std, cov, use, extra, image_size, choice: ModelChoice, K, dist):
+    """std and covariance with fx, fy, cx, cy set to SIGMA_FACTOR x the larger of the
+    sigma that covers the resampled views and the candidate models (lens_model.covering_sigma)
+    and their own; correlations kept, a parameter the model fixed (sigma 0) gets its
+    variance alone."""
+    est = np.array([K[0, 0], K[1, 1], K[0, 2], K[1, 2]])
+    cover, _ = covering_sigma(*_point_lists(use), image_size, choice, est, _point_pairs(extra), start=(K, dist))
+    std = np.asarray(std, float).copy()
+    cov = None if cov is None else np.asarray(cov, float).copy()
+    sig = SIGMA_FACTOR * np.maximum(cover, std[:4])
+    for j in range(4):
+        if sig[j] <= 0:
+            continue
+        if cov is not None:
+            if std[j] > 0:
+                k = sig[j] / std[j]
+                cov[j, :] *= k
+                cov[:, j] *= k
+            else:
+                cov[j, j] = sig[j] ** 2
+        std[j] = sig[j]
+    return std, cov
