@@ -108,6 +108,31 @@ def json_body() -> dict[str, Any]:
     return data
 
 
+MAX_ID = 64  # characters of an id a client names (a game config's are a few words at most)
+_NOT_IN_IDS = frozenset(map(chr, [*range(0x20), *range(0x7f, 0xa0), 0x2028, 0x2029]))
+
+
+def thing_id(value: Any, name: str) -> str:
+    """An id a client names (a fighter, token, marker, terrain piece; in the path, the
+    query or the body): text of 1 to MAX_ID characters, none a control character or a
+    line break, else 400. Messages quote it in their 404s: short and on one line."""
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_ID or not _NOT_IN_IDS.isdisjoint(value):
+        raise ApiError(400, f"'{name}' must be an id of 1-{MAX_ID} characters without control characters "
+                            f"(as on the overlay, e.g. f3), not {quote(value, 80)}")
+    return value
+
+
+def only_fields(data: dict[str, Any], allowed, hint: str) -> None:
+    """400 for the fields of ``data`` beyond ``allowed``, then ``hint`` (what to send).
+    A field name is the client's text (newlines and all): each is quoted, cut, and at
+    most five are named, so the message stays one short line."""
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        shown = ", ".join(quote(k, 40) for k in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise ApiError(400, f"unknown field(s) {shown}{more}; {hint}")
+
+
 def int_arg(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     # (Unbounded, a whole number is still one SQLite can keep: 64 bits, else OverflowError.)
     minimum = -(2 ** 63) if minimum is None else minimum
@@ -291,9 +316,7 @@ def end_round():
 
         return end_rally()
     data = json_body()
-    unknown = set(data) - {"battle_round"}
-    if unknown:
-        raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; the only field is 'battle_round'")
+    only_fields(data, {"battle_round"}, "the only field is 'battle_round'")
     player = the_player()
     latest = the_latest(player)
     db = get_db()
@@ -415,6 +438,7 @@ def measure_route():
     b = request.args.get("to", "").strip()
     if not a or not b:
         raise ApiError(400, "give 'from' (a fighter id) and 'to' (a fighter or token id), e.g. ?from=f1&to=o1")
+    a, b = thing_id(a, "from"), thing_id(b, "to")
     threshold = request.args.get("threshold")
     thr = None if threshold in (None, "") else float_arg(threshold, "threshold")
     player = the_player()
@@ -446,6 +470,7 @@ def measure_route():
 @bp.get("/fighter/<fighter_id>/rulings")
 def fighter_rulings_route(fighter_id: str):
     """Judge tool: click a fighter → treasure eligibility and the falling test."""
+    thing_id(fighter_id, "fighter_id")
     player = the_player()
     latest = the_latest(player)
     out = fighter_rulings(player.view_state(latest), fighter_id)
@@ -466,9 +491,7 @@ def game():
 
 @bp.post("/game/new")
 def game_new():
-    data = json_body()
-    if data:
-        raise ApiError(400, f"unknown field(s) {', '.join(sorted(data))}; send {{}}")
+    only_fields(json_body(), (), "send {}")
     row = new_game(get_db(), source=current_app.config["SOURCE"], footage=current_app.config["FOOTAGE"])
     player = get_player(current_app)
     if player is not None:
@@ -503,3 +526,4 @@ def export_json(game_id: int):
     resp = jsonify(data)
     resp.headers["Content-Disposition"] = f'attachment; filename="tabletracker-game-{game_id}.json"'
     return resp
+
