@@ -29,6 +29,8 @@ GET  /api/fighter/<id>/rulings            treasure (nearest token: may it be pic
 GET  /api/game, /api/games                the current game / every game
 POST /api/game/new  {}                    201: a new game (round 1, no control)
 GET  /api/games/<id>/export.json?embed=0|1  game + rulings (+ base64 snapshots)
+GET  /api/openapi.json                    the OpenAPI 3 document of every /api route
+                                          (kept in webui/openapi.yaml)
 ========================================  =============================================
 
 Roster, assignments and judge corrections: :mod:`webui.judge_api`; the calibration page
@@ -41,9 +43,11 @@ State-changing requests (POST) must be JSON and, when JUDGE_TOKEN is set, carry 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 import sqlite3
+from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -527,3 +531,16 @@ def export_json(game_id: int):
     resp.headers["Content-Disposition"] = f'attachment; filename="tabletracker-game-{game_id}.json"'
     return resp
 
+
+@functools.cache
+def openapi_document() -> dict[str, Any]:
+    """webui/openapi.yaml, the one description of the JSON API (a test keeps it and the
+    app's /api routes the same). Our own file: its YAML anchors are fine here."""
+    import yaml
+
+    return yaml.safe_load(resources.files(__package__).joinpath("openapi.yaml").read_text(encoding="utf-8"))
+
+
+@bp.get("/openapi.json")
+def openapi():
+    return jsonify(openapi_document())
