@@ -1,6 +1,6 @@
 """The JSON API fuzzed over its own OpenAPI document (issue #29), against a real server.
 
-    python benchmarks/api_fuzz.py [--examples 300] [--seed 1] [--json out.json]
+    python benchmarks/api_fuzz.py [--examples 300] [--seed 1] [--source FOOTAGE] [--json out.json]
     python benchmarks/api_fuzz.py --url http://127.0.0.1:5000   # an already running server
 
 Starts the real server (``python -m tracker.cli serve`` on a free 127.0.0.1 port: waitress,
@@ -199,10 +199,11 @@ def wait_ready(base: str, proc: subprocess.Popen | None, timeout: float = 240.0)
 
 
 @contextlib.contextmanager
-def serve_subprocess(db: str):
-    """``tabletracker serve`` (bundled footage, SQLite file ``db``) on a free port."""
+def serve_subprocess(db: str, source: str | None = None):
+    """``tabletracker serve`` (the bundled footage or ``source``, SQLite file ``db``) on a free port."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tracker.cli", "serve", "--port", str(port), "--db", db],
+    proc = subprocess.Popen([sys.executable, "-m", "tracker.cli", "serve", "--port", str(port), "--db", db]
+                            + (["--source", source] if source else []),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=os.environ | {"PYTHONPATH": str(ROOT)})
     base = f"http://127.0.0.1:{port}"
@@ -224,6 +225,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1, help="derandomised run (0: random)")
     ap.add_argument("--max-reply", type=int, default=MAX_REPLY, help="largest reply allowed, bytes (default 1 MB)")
     ap.add_argument("--only", default=None, help="only operations whose label holds this (e.g. 'POST /api/roster')")
+    ap.add_argument("--source", default=None, help="footage to serve (e.g. sample_footage/epic-demo: the Epic routes)")
     ap.add_argument("--url", default=None, help="fuzz an already running server (it is changed: games, rulings)")
     ap.add_argument("--json", default=None, help="write the figures here too")
     args = ap.parse_args()
@@ -237,7 +239,7 @@ def main() -> int:
             base, proc = args.url.rstrip("/"), None
         else:
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="api-fuzz-"))
-            base, proc = stack.enter_context(serve_subprocess(str(Path(tmp) / "fuzz.sqlite")))
+            base, proc = stack.enter_context(serve_subprocess(str(Path(tmp) / "fuzz.sqlite"), args.source))
         print(f"fuzzing {base} over /api/openapi.json: {args.examples} examples per operation and mode; "
               f"load average {os.getloadavg()[0]:.2f}", flush=True)
         stats = fuzz(base, args.examples, seed=args.seed or None, max_reply=args.max_reply, only=args.only,
