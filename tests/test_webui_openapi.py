@@ -149,3 +149,32 @@ def test_damage_wounds_and_names_are_bounded(live_app):
     _error(c.post("/api/roster/assign", json={"fighter": fid, "roster": "Vex", "by": " " * 30 + "J" * 11}), 400,
            "'by'")
     _error(c.post("/api/roster/assign", json={"fighter": fid, "roster": "no\none"}), 404, "'no\\none'")
+
+
+def test_treasure_ids_and_capture_choices_are_checked(live_app):
+    c = live_app(FIGHTER_WOUNDS={}).test_client()
+    fid = c.get("/api/fighters/state").get_json()["fighters"][0]["id"]
+    _error(c.post(f"/api/fighters/{fid}/carry", json={"treasure": "t\x011"}), 400, "'treasure'")
+    # a choice is 'capture' or 'destroy', checked before any table is asked (an unhashable
+    # one reached the Morale rules)
+    for bad in (["capture"], {"a": 1}, "keep", 3):
+        _error(c.post("/api/epic/rally", json={"capture_choices": {"m1": bad}}), 400, "'capture_choices.m1'")
+
+
+def test_an_epic_seed_is_bounded(epic_pipeline, tmp_path):
+    """The seed is kept in the ledger and served with every Epic view: 64 kB of it was."""
+    from webui import create_app, stop_player
+
+    epic = ROOT / "sample_footage" / "epic-demo"
+    app = create_app({"SOURCE": str(epic), "FOOTAGE": str(epic), "JUDGE_TOKEN": None,
+                      "PIPELINE": epic_pipeline.fresh(), "DATABASE": str(tmp_path / "epic.sqlite")})
+    try:
+        from webui import get_player
+
+        assert get_player(app).wait_until(lambda x: x.result.epic is not None, 120) is not None
+        c = app.test_client()
+        _error(c.post("/api/epic/rally", json={"seed": "s" * 201}), 400, "'seed'", "200 characters")
+        r = c.post("/api/epic/rally", json={"seed": "s" * 200})
+        assert r.status_code == 201 or "seed" not in r.get_json()["error"], r.get_data(as_text=True)[:300]
+    finally:
+        stop_player(app)

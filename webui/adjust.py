@@ -215,7 +215,7 @@ def parse_roster(data: Any, sides: list[dict[str, Any]]) -> list[RosterFighter]:
             if key not in fd:
                 raise ApiError(400, f"{where}: missing '{key}'")
         name = fd["name"]
-        if not isinstance(name, str) or not name.strip() or len(name.strip()) > 40:
+        if not isinstance(name, str) or not name.strip() or len(name) > 40:
             raise ApiError(400, f"{where}.name: give a name of 1-40 characters, not {quote(name)}")
         name = name.strip()
         where = f"roster fighter '{name}'"

@@ -119,10 +119,16 @@ def _dice(data: dict[str, Any], game_id: int, rnd: int):
         raise ApiError(400, "'dice' must be an object: marker id -> the score rolled")
     scores = {thing_id(k, "dice: a marker id"): int_arg(v, f"dice.{k}", minimum=1, maximum=6)
               for k, v in entered.items()}
+    return Dice(seed=seed_arg(data, game_id), entered=scores)
+
+
+def seed_arg(data: dict[str, Any], game_id: int) -> str | int:
+    """The dice's seed: text of up to 200 characters or a whole number (default game<id>).
+    (It is kept in the ledger, served with every Epic view: bounded.)"""
     seed = data.get("seed", f"game{game_id}")
-    if not isinstance(seed, (str, int)) or isinstance(seed, bool):
-        raise ApiError(400, "'seed' must be a string or a whole number")
-    return Dice(seed=seed, entered=scores)
+    if not isinstance(seed, (str, int)) or isinstance(seed, bool) or isinstance(seed, str) and len(seed) > 200:
+        raise ApiError(400, f"'seed' must be text of up to 200 characters or a whole number, not {quote(seed, 60)}")
+    return seed
 
 
 @bp.post("/rally")
@@ -136,8 +142,10 @@ def end_rally():
     choices = data.get("capture_choices", {})
     if not isinstance(choices, dict):
         raise ApiError(400, "'capture_choices' must be an object: Capture marker id -> 'capture' or 'destroy'")
-    for k in choices:
+    for k, v in choices.items():
         thing_id(k, "capture_choices: a marker id")
+        if v not in ("capture", "destroy"):
+            raise ApiError(400, f"'capture_choices.{k}' must be 'capture' or 'destroy', not {quote(v, 60)}")
     player = the_player()
     latest = the_latest(player)
     table = _epic(player)
@@ -238,10 +246,7 @@ def bunker():
     if after.destroyed and not before.destroyed:
         die = data.get("die")
         entered = {} if die is None else {mid: int_arg(die, "die", minimum=1, maximum=6)}
-        seed = data.get("seed", f"game{game['id']}")
-        if not isinstance(seed, (str, int)) or isinstance(seed, bool):
-            raise ApiError(400, "'seed' must be a string or a whole number")
-        dice = Dice(seed=seed, entered=entered)
+        dice = Dice(seed=seed_arg(data, game["id"]), entered=entered)
         try:
             new = _ledger_obj(db, game["id"], table.config).bunker_destroyed(game["battle_round"], mid, spec.owner,
                                                                             table.config, dice)

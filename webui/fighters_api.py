@@ -406,9 +406,9 @@ def carry(fid: str):
         t = d["treasure"]
         if t is None:
             return s.drop_treasure(fid)
-        if not isinstance(t, str) or not t.strip() or len(t) > 64:
+        if not isinstance(t, str) or not t.strip():
             raise ApiError(400, f"'treasure' must be a treasure token id or null, not {quote(t)}")
-        return s.pick_up(fid, t.strip())
+        return s.pick_up(fid, thing_id(t.strip(), "treasure"))
 
     return jsonify(apply("carry", fid, {"treasure"}, op))
 
