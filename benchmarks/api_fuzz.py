@@ -232,7 +232,8 @@ def main() -> int:
     command = "python3 " + " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
 
     def progress(label, mode, stats):
-        print(f"  {label} [{mode}]: {stats.requests} requests so far, {stats.server_errors} 5xx", flush=True)
+        print(f"  {label} [{mode}]: {stats.requests} requests so far, {stats.server_errors} 5xx, "
+              f"{len(stats.failures)} failed checks", flush=True)
 
     with contextlib.ExitStack() as stack:
         if args.url:
