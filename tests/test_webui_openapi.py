@@ -178,3 +178,12 @@ def test_an_epic_seed_is_bounded(epic_pipeline, tmp_path):
         assert r.status_code == 201 or "seed" not in r.get_json()["error"], r.get_data(as_text=True)[:300]
     finally:
         stop_player(app)
+
+
+@pytest.mark.parametrize("raw", [b"\x0b", b" \x0c "])
+def test_a_body_of_non_json_whitespace_is_not_json(live_app, raw):
+    """A body of "\\v" passed as empty ({}) and started a new battle round: Python's
+    strip() takes more than JSON's four whitespace characters."""
+    c = live_app(START_PLAYER=False).test_client()
+    _error(c.post("/api/fighters/new-round", data=raw, content_type="application/json"), 400, "not valid JSON")
+    assert c.post("/api/fighters/new-round", data=b" \r\n\t", content_type="application/json").status_code == 200
