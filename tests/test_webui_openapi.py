@@ -19,7 +19,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.api_fuzz import MAX_REPLY, fuzz, waitress_thread  # noqa: E402
 
-CI_EXAMPLES = 6  # per operation and mode: about 320 requests, 15 s (benchmarks/api_fuzz.py: 20,000+)
+CI_EXAMPLES = 6  # per operation and mode: about 320 requests, ~20 s (benchmarks/api_fuzz.py: 20,000+)
 
 
 def api_routes(app) -> set[tuple[str, str]]:
