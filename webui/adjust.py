@@ -191,9 +191,9 @@ def parse_side(v: Any, sides: list[dict[str, Any]], where: str) -> int:
 def parse_roster(data: Any, sides: list[dict[str, Any]]) -> list[RosterFighter]:
     """``{"fighters": [...]}`` or a bare list → roster fighters (every field checked)."""
     if isinstance(data, dict):
-        extra = set(data) - {"fighters", "warband", "name", "game"}
-        if extra:
-            raise ApiError(400, f"roster: unknown key(s) {', '.join(sorted(map(str, extra)))}; "
+        extra = sorted(map(str, set(data) - {"fighters", "warband", "name", "game"}))
+        if extra:  # (keys quoted and cut: a roster's keys are the client's text)
+            raise ApiError(400, f"roster: unknown key(s) {', '.join(quote(k, 40) for k in extra[:5])}; "
                                 f"give 'fighters': a list of fighters")
         data = data.get("fighters")
     if not isinstance(data, list) or not data:
@@ -209,13 +209,13 @@ def parse_roster(data: Any, sides: list[dict[str, Any]]) -> list[RosterFighter]:
         fd = {ROSTER_ALIASES.get(str(k), str(k)): v for k, v in fd.items()}
         unknown = set(fd) - set(ROSTER_KEYS)
         if unknown:
-            raise ApiError(400, f"{where}: unknown key(s) {', '.join(sorted(unknown))}; "
+            raise ApiError(400, f"{where}: unknown key(s) {', '.join(quote(k, 40) for k in sorted(unknown)[:5])}; "
                                 f"the keys are {', '.join(ROSTER_KEYS)}")
         for key in ("name", "side", "base"):
             if key not in fd:
                 raise ApiError(400, f"{where}: missing '{key}'")
         name = fd["name"]
-        if not isinstance(name, str) or not name.strip() or len(name.strip()) > 40:
+        if not isinstance(name, str) or not name.strip() or len(name) > 40:
             raise ApiError(400, f"{where}.name: give a name of 1-40 characters, not {quote(name)}")
         name = name.strip()
         where = f"roster fighter '{name}'"

@@ -29,6 +29,8 @@ GET  /api/fighter/<id>/rulings            treasure (nearest token: may it be pic
 GET  /api/game, /api/games                the current game / every game
 POST /api/game/new  {}                    201: a new game (round 1, no control)
 GET  /api/games/<id>/export.json?embed=0|1  game + rulings (+ base64 snapshots)
+GET  /api/openapi.json                    the OpenAPI 3 document of every /api route
+                                          (kept in webui/openapi.yaml)
 ========================================  =============================================
 
 Roster, assignments and judge corrections: :mod:`webui.judge_api`; the calibration page
@@ -41,9 +43,11 @@ State-changing requests (POST) must be JSON and, when JUDGE_TOKEN is set, carry 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 import sqlite3
+from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -91,7 +95,7 @@ def json_body() -> dict[str, Any]:
     keeps no more), a string with a lone surrogate (no UTF-8 for it), each naming the
     field. (The body's size is bounded by MAX_CONTENT_LENGTH: 413.)"""
     raw = request.get_data(cache=True)
-    if not raw.strip():
+    if not raw.strip(b" \t\r\n"):  # (JSON's whitespace: bytes.strip() also takes \v and \f, which JSON refuses)
         return {}
     try:
         data = json.loads(raw, parse_constant=_no_constant)
@@ -106,6 +110,31 @@ def json_body() -> dict[str, Any]:
     except UserError as e:
         raise ApiError(400, str(e)) from None
     return data
+
+
+MAX_ID = 64  # characters of an id a client names (a game config's are a few words at most)
+_NOT_IN_IDS = frozenset(map(chr, [*range(0x20), *range(0x7f, 0xa0), 0x2028, 0x2029]))
+
+
+def thing_id(value: Any, name: str) -> str:
+    """An id a client names (a fighter, token, marker, terrain piece; in the path, the
+    query or the body): text of 1 to MAX_ID characters, none a control character or a
+    line break, else 400. Messages quote it in their 404s: short and on one line."""
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_ID or not _NOT_IN_IDS.isdisjoint(value):
+        raise ApiError(400, f"'{name}' must be an id of 1-{MAX_ID} characters without control characters "
+                            f"(as on the overlay, e.g. f3), not {quote(value, 80)}")
+    return value
+
+
+def only_fields(data: dict[str, Any], allowed, hint: str) -> None:
+    """400 for the fields of ``data`` beyond ``allowed``, then ``hint`` (what to send).
+    A field name is the client's text (newlines and all): each is quoted, cut, and at
+    most five are named, so the message stays one short line."""
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        shown = ", ".join(quote(k, 40) for k in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise ApiError(400, f"unknown field(s) {shown}{more}; {hint}")
 
 
 def int_arg(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -291,9 +320,7 @@ def end_round():
 
         return end_rally()
     data = json_body()
-    unknown = set(data) - {"battle_round"}
-    if unknown:
-        raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; the only field is 'battle_round'")
+    only_fields(data, {"battle_round"}, "the only field is 'battle_round'")
     player = the_player()
     latest = the_latest(player)
     db = get_db()
@@ -415,6 +442,7 @@ def measure_route():
     b = request.args.get("to", "").strip()
     if not a or not b:
         raise ApiError(400, "give 'from' (a fighter id) and 'to' (a fighter or token id), e.g. ?from=f1&to=o1")
+    a, b = thing_id(a, "from"), thing_id(b, "to")
     threshold = request.args.get("threshold")
     thr = None if threshold in (None, "") else float_arg(threshold, "threshold")
     player = the_player()
@@ -446,6 +474,7 @@ def measure_route():
 @bp.get("/fighter/<fighter_id>/rulings")
 def fighter_rulings_route(fighter_id: str):
     """Judge tool: click a fighter → treasure eligibility and the falling test."""
+    thing_id(fighter_id, "fighter_id")
     player = the_player()
     latest = the_latest(player)
     out = fighter_rulings(player.view_state(latest), fighter_id)
@@ -466,9 +495,7 @@ def game():
 
 @bp.post("/game/new")
 def game_new():
-    data = json_body()
-    if data:
-        raise ApiError(400, f"unknown field(s) {', '.join(sorted(data))}; send {{}}")
+    only_fields(json_body(), (), "send {}")
     row = new_game(get_db(), source=current_app.config["SOURCE"], footage=current_app.config["FOOTAGE"])
     player = get_player(current_app)
     if player is not None:
@@ -503,3 +530,17 @@ def export_json(game_id: int):
     resp = jsonify(data)
     resp.headers["Content-Disposition"] = f'attachment; filename="tabletracker-game-{game_id}.json"'
     return resp
+
+
+@functools.cache
+def openapi_document() -> dict[str, Any]:
+    """webui/openapi.yaml, the one description of the JSON API (a test keeps it and the
+    app's /api routes the same). Our own file: its YAML anchors are fine here."""
+    import yaml
+
+    return yaml.safe_load(resources.files(__package__).joinpath("openapi.yaml").read_text(encoding="utf-8"))
+
+
+@bp.get("/openapi.json")
+def openapi():
+    return jsonify(openapi_document())

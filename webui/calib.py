@@ -45,7 +45,7 @@ from tracker.calibrate import picture_blur, picture_warnings
 from tracker.inputs import quote
 
 from . import get_player
-from .api import json_body, jsonable, the_latest, the_player
+from .api import json_body, jsonable, only_fields, the_latest, the_player
 from .errors import ApiError
 
 bp = Blueprint("calib", __name__)
@@ -303,9 +303,7 @@ def calibration_state():
 @bp.post("/api/calibration/table")
 def recalibrate_table():
     """Re-estimate the table pose from the current frame and use it from the next frame on."""
-    data = json_body()
-    if data:
-        raise ApiError(400, f"unknown field(s) {', '.join(sorted(data))}; send {{}}")
+    only_fields(json_body(), (), "send {}")
     player = the_player()
     latest = the_latest(player)
     frame = latest.result.frame

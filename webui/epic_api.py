@@ -31,8 +31,8 @@ from flask import Blueprint, jsonify
 
 from tracker.inputs import quote
 
-from .api import (int_arg, json_body, jsonable, round_to_end, round_warnings, ruling_json, sides_json, store_round,
-                  the_latest, the_player, this_game)
+from .api import (int_arg, json_body, jsonable, only_fields, round_to_end, round_warnings, ruling_json, sides_json,
+                  store_round, the_latest, the_player, thing_id, this_game)
 from .db import control_of, get_db, now_iso
 from .errors import ApiError
 
@@ -117,11 +117,18 @@ def _dice(data: dict[str, Any], game_id: int, rnd: int):
     entered = data.get("dice", {})
     if not isinstance(entered, dict):
         raise ApiError(400, "'dice' must be an object: marker id -> the score rolled")
-    scores = {str(k): int_arg(v, f"dice.{k}", minimum=1, maximum=6) for k, v in entered.items()}
+    scores = {thing_id(k, "dice: a marker id"): int_arg(v, f"dice.{k}", minimum=1, maximum=6)
+              for k, v in entered.items()}
+    return Dice(seed=seed_arg(data, game_id), entered=scores)
+
+
+def seed_arg(data: dict[str, Any], game_id: int) -> str | int:
+    """The dice's seed: text of up to 200 characters or a whole number (default game<id>).
+    (It is kept in the ledger, served with every Epic view: bounded.)"""
     seed = data.get("seed", f"game{game_id}")
-    if not isinstance(seed, (str, int)) or isinstance(seed, bool):
-        raise ApiError(400, "'seed' must be a string or a whole number")
-    return Dice(seed=seed, entered=scores)
+    if not isinstance(seed, (str, int)) or isinstance(seed, bool) or isinstance(seed, str) and len(seed) > 200:
+        raise ApiError(400, f"'seed' must be text of up to 200 characters or a whole number, not {quote(seed, 60)}")
+    return seed
 
 
 @bp.post("/rally")
@@ -130,13 +137,15 @@ def end_rally():
     from tracker.errors import UserError
 
     data = json_body()
-    unknown = set(data) - {"battle_round", "dice", "seed", "capture_choices"}
-    if unknown:
-        raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; "
-                            f"use battle_round, dice, seed, capture_choices")
+    only_fields(data, {"battle_round", "dice", "seed", "capture_choices"},
+                "use battle_round, dice, seed, capture_choices")
     choices = data.get("capture_choices", {})
     if not isinstance(choices, dict):
         raise ApiError(400, "'capture_choices' must be an object: Capture marker id -> 'capture' or 'destroy'")
+    for k, v in choices.items():
+        thing_id(k, "capture_choices: a marker id")
+        if v not in ("capture", "destroy"):
+            raise ApiError(400, f"'capture_choices.{k}' must be 'capture' or 'destroy', not {quote(v, 60)}")
     player = the_player()
     latest = the_latest(player)
     table = _epic(player)
@@ -183,6 +192,8 @@ def close_combat():
     unknown = set(data) - {"marker", "new_escort"}
     if unknown or not isinstance(data.get("marker"), str) or not isinstance(data.get("new_escort"), str):
         raise ApiError(400, "give {\"marker\": Rescue marker id, \"new_escort\": unit id}")
+    thing_id(data["marker"], "marker")
+    thing_id(data["new_escort"], "new_escort")
     player = the_player()
     table = _epic(player)
 
@@ -205,9 +216,7 @@ def bunker():
     from tracker.rules.epic_morale import Dice, MoraleError
 
     data = json_body()
-    unknown = set(data) - {"marker", "hits", "critical", "die", "seed"}
-    if unknown:
-        raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; use marker, hits, critical, die, seed")
+    only_fields(data, {"marker", "hits", "critical", "die", "seed"}, "use marker, hits, critical, die, seed")
     player = the_player()
     table = _epic(player)
     bunkers = {o.id: o for o in table.config.objectives if o.type == "bunker"}
@@ -215,6 +224,7 @@ def bunker():
     if not isinstance(mid, str):  # (a list or an object: unhashable, a TypeError below)
         raise ApiError(400, f"'marker' must be a Bunker objective's id (a string); "
                             f"bunkers: {', '.join(sorted(bunkers)) or 'none'}")
+    thing_id(mid, "marker")
     if mid not in bunkers:
         raise ApiError(404, f"no Bunker objective {quote(mid)} in this game's config; "
                             f"bunkers: {', '.join(sorted(bunkers)) or 'none'}")
@@ -236,10 +246,7 @@ def bunker():
     if after.destroyed and not before.destroyed:
         die = data.get("die")
         entered = {} if die is None else {mid: int_arg(die, "die", minimum=1, maximum=6)}
-        seed = data.get("seed", f"game{game['id']}")
-        if not isinstance(seed, (str, int)) or isinstance(seed, bool):
-            raise ApiError(400, "'seed' must be a string or a whole number")
-        dice = Dice(seed=seed, entered=entered)
+        dice = Dice(seed=seed_arg(data, game["id"]), entered=entered)
         try:
             new = _ledger_obj(db, game["id"], table.config).bunker_destroyed(game["battle_round"], mid, spec.owner,
                                                                             table.config, dice)

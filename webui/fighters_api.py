@@ -55,7 +55,7 @@ from tracker.fighter_state import (ActivationError, DamageError, FighterStateErr
 from tracker.inputs import load_yaml, quote
 
 from . import get_player
-from .api import json_body
+from .api import json_body, only_fields, thing_id
 from .auth import presented_token
 from .db import current_game, get_db, now_iso
 from .errors import ApiError
@@ -205,10 +205,7 @@ def change_json(row: sqlite3.Row) -> dict[str, Any]:
 # -- request helpers ---------------------------------------------------------------------
 def body(allowed: set[str]) -> dict[str, Any]:
     data = json_body()  # (400 for what no body may hold: too deep, too large a number...)
-    unknown = set(data) - allowed - {"by"}
-    if unknown:
-        raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; "
-                            f"expected {', '.join(sorted(allowed | {'by'}))}")
+    only_fields(data, allowed | {"by"}, f"expected {', '.join(sorted(allowed | {'by'}))}")
     return data
 
 
@@ -221,12 +218,17 @@ def who_of(data: dict[str, Any]) -> str:
     return by
 
 
+MAX_WOUNDS = 200  # (as a roster's Wounds): damage and Wounds beyond it are no fighter's
+
+
 def whole(data: dict[str, Any], name: str, default: int | None = None) -> int:
     v = data.get(name, default)
     if v is None:
         raise ApiError(400, f"give '{name}', a whole number")
     if isinstance(v, bool) or not isinstance(v, int):
         raise ApiError(400, f"'{name}' must be a whole number, not {quote(v)}")
+    if v > MAX_WOUNDS:  # (below 1: the fighter model's own message)
+        raise ApiError(400, f"'{name}' must be at most {MAX_WOUNDS}, not {quote(v, 40)}")
     return v
 
 
@@ -257,6 +259,8 @@ def state_json(db: sqlite3.Connection, game: sqlite3.Row, states: FighterStates,
 def apply(action: str, fid: str | None, allowed: set[str], op):
     """Run one change: read the states in a write transaction, apply ``op(states, data)``
     (a Change), keep the new states with the change, answer with it all."""
+    if fid is not None:
+        thing_id(fid, "fid")
     data = body(allowed)
     who = who_of(data)
     db = fighter_db()
@@ -402,9 +406,9 @@ def carry(fid: str):
         t = d["treasure"]
         if t is None:
             return s.drop_treasure(fid)
-        if not isinstance(t, str) or not t.strip() or len(t) > 64:
+        if not isinstance(t, str) or not t.strip():
             raise ApiError(400, f"'treasure' must be a treasure token id or null, not {quote(t)}")
-        return s.pick_up(fid, t.strip())
+        return s.pick_up(fid, thing_id(t.strip(), "treasure"))
 
     return jsonify(apply("carry", fid, {"treasure"}, op))
 

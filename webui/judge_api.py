@@ -34,8 +34,8 @@ from flask import Blueprint, jsonify, request
 from tracker.inputs import quote
 
 from .adjust import ACTIONS, base_mismatch, fighter_id, parse_roster, parse_roster_text, parse_side
-from .api import (float_arg, game_arg, json_body, jsonable, refresh_adjustments, sides_json, the_latest,
-                  the_player, this_game)
+from .api import (float_arg, game_arg, json_body, jsonable, only_fields, refresh_adjustments, sides_json,
+                  the_latest, the_player, this_game)
 from .db import get_db, now_iso
 from .errors import ApiError
 
@@ -49,15 +49,13 @@ def who(data: dict[str, Any]) -> str:
     by = data.get("by", request.headers.get("X-Judge-Name"))
     if by is None or by == "":
         return f"judge@{request.remote_addr or 'unknown'}"
-    if not isinstance(by, str) or len(by.strip()) > 40 or not by.strip():
+    if not isinstance(by, str) or len(by) > 40 or not by.strip():
         raise ApiError(400, f"'by' must be a name of 1-40 characters, not {quote(by)}")
     return by.strip()
 
 
 def only(data: dict[str, Any], allowed: set[str], hint: str) -> None:
-    unknown = set(data) - allowed
-    if unknown:
-        raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; {hint}")
+    only_fields(data, allowed, hint)
 
 
 def roster_json(db) -> dict[str, Any]:
@@ -129,7 +127,7 @@ def roster_assign():
                             "to unassign)")
     fid = fighter_id(data["fighter"])
     name = data["roster"]
-    if name is not None and (not isinstance(name, str) or not name.strip()):
+    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 40):
         raise ApiError(400, f"'roster' must be a roster fighter's name or null, not {quote(name)}")
     by = who(data)
     player = the_player()
@@ -146,7 +144,7 @@ def roster_assign():
                 row = db.execute("SELECT * FROM roster WHERE name = ? COLLATE NOCASE", (name.strip(),)).fetchone()
                 if row is None:
                     have = [r["name"] for r in db.execute("SELECT name FROM roster ORDER BY position")]
-                    raise ApiError(404, f"no fighter '{name}' in the roster (" +
+                    raise ApiError(404, f"no fighter {quote(name, 60)} in the roster (" +
                                    (f"it has: {', '.join(have)})" if have else "import a roster first: POST /api/roster)"))
                 name = row["name"]
                 other = db.execute("SELECT fighter FROM assignments WHERE roster_name = ?", (name,)).fetchone()

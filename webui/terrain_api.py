@@ -31,7 +31,7 @@ from tracker.config import TERRAIN_TYPES
 from tracker.footprints import UNKNOWN, apply_types
 from tracker.inputs import quote
 
-from .api import json_body, the_player
+from .api import json_body, only_fields, the_player, thing_id
 from .db import get_db, now_iso
 from .errors import ApiError
 
@@ -109,9 +109,8 @@ def list_terrain():
 @bp.post("/terrain/<piece_id>")
 def type_piece(piece_id: str):
     data = json_body()
-    unknown = set(data) - {"type", "height_in", "by"}
-    if unknown:
-        raise ApiError(400, f"unknown field(s) {', '.join(sorted(unknown))}; send type, height_in (and by)")
+    only_fields(data, {"type", "height_in", "by"}, "send type, height_in (and by)")
+    thing_id(piece_id, "piece_id")
     player = the_player()
     untagged = {p.id: p for p in getattr(player.pipeline.setup, "untagged", ())}
     if piece_id not in untagged:
