@@ -29,16 +29,18 @@ MODEL_PATH = Path(__file__).resolve().parent / "models" / "base_refiner.onnx"
 SIZES_MM = (25.0, 32.0, 40.0, 50.0, 60.0)
 
 
-class BaseRefiner:
-    """``read(camera, frame, empty, xyz_top, nadir, rim_bgr)`` -> (xy, size probabilities,
-    presence); ``refine`` the first two."""
+class ShippedNet:
+    """A network shipped as an ONNX file (``MODEL_PATH`` of the subclass), run by OpenCV's
+    DNN module."""
 
-    def __init__(self, path: Path = MODEL_PATH) -> None:
-        self.path = Path(path)
+    MODEL_PATH: Path
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = Path(path or self.MODEL_PATH)
         self.net = cv2.dnn.readNetFromONNX(str(self.path))
 
     # A detector travels to the live pipeline's look worker pickled; an OpenCV network does
-    # not pickle, so the refiner travels as its model's path and reads it again there.
+    # not pickle, so a refiner travels as its model's path and reads it again there.
     def __getstate__(self) -> dict:
         return {"path": str(self.path)}
 
@@ -46,9 +48,16 @@ class BaseRefiner:
         self.__init__(Path(state["path"]))
 
     @classmethod
-    def load(cls) -> "BaseRefiner | None":
+    def load(cls):
         """The shipped model, or None where it is not there."""
-        return cls() if MODEL_PATH.exists() else None
+        return cls() if cls.MODEL_PATH.exists() else None
+
+
+class BaseRefiner(ShippedNet):
+    """``read(camera, frame, empty, xyz_top, nadir, rim_bgr)`` -> (xy, size probabilities,
+    presence); ``refine`` the first two."""
+
+    MODEL_PATH = MODEL_PATH
 
     def refine(self, camera: Any, frame: np.ndarray, empty: np.ndarray, xyz_top: np.ndarray, nadir: np.ndarray,
                rim_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

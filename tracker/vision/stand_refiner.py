@@ -20,10 +20,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
 from .base_crops import CROP_PX, crop_axes, crop_of, grid_along
+from .refiner import ShippedNet
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "stand_refiner.onnx"
 CHANNELS = 11
@@ -66,24 +66,10 @@ def wrap_turn(deg: np.ndarray | float) -> np.ndarray:
     return np.where(d == -90.0, 90.0, d)
 
 
-class StandRefiner:
+class StandRefiner(ShippedNet):
     """``read(camera, frame, empty, xyz_top, angle_deg, nadir, rim_bgr)`` -> (xy, angle)."""
 
-    def __init__(self, path: Path = MODEL_PATH) -> None:
-        self.path = Path(path)
-        self.net = cv2.dnn.readNetFromONNX(str(self.path))
-
-    # (Pickled as its path, as BaseRefiner: an OpenCV network does not pickle.)
-    def __getstate__(self) -> dict:
-        return {"path": str(self.path)}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(Path(state["path"]))
-
-    @classmethod
-    def load(cls) -> "StandRefiner | None":
-        """The shipped model, or None where it is not there."""
-        return cls() if MODEL_PATH.exists() else None
+    MODEL_PATH = MODEL_PATH
 
     def read(self, camera: Any, frame: np.ndarray, empty: np.ndarray, xyz_top: np.ndarray, angle_deg: np.ndarray,
              nadir: np.ndarray, rim_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
