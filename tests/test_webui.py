@@ -255,6 +255,26 @@ def test_rulings_query_is_checked(client, query, status):
     assert r.status_code == status and r.get_json()["error"]
 
 
+def test_a_page_of_rulings_past_its_byte_budget_is_cut_short_and_says_where_to_go_on(client, monkeypatch):
+    """/api/rulings holds at most RULINGS_REPLY_BYTES of rulings a page (each carries its
+    state's details: a thousand would be megabytes); ``next_offset`` leads to the rest."""
+    import webui.api
+
+    for _ in range(3):
+        assert client.post("/api/round/end", json={}).status_code == 201
+    whole = client.get("/api/rulings?limit=3").get_json()
+    assert len(whole["rulings"]) == 3 and "next_offset" not in whole
+    one = len(json.dumps(whole["rulings"][0]))
+    monkeypatch.setattr(webui.api, "RULINGS_REPLY_BYTES", int(1.5 * one))  # (room for one, not two)
+    pages, offset = [], 0
+    while offset is not None and len(pages) < 5:
+        page = client.get(f"/api/rulings?limit=3&offset={offset}").get_json()
+        pages.append(page["rulings"])
+        offset = page.get("next_offset")
+    assert [len(p) for p in pages] == [1, 1, 1]
+    assert [r["id"] for p in pages for r in p] == [r["id"] for r in whole["rulings"]]
+
+
 def test_unknown_ruling_and_snapshot_are_404(client):
     assert client.get("/api/rulings/999999").status_code == 404
     r = client.get("/api/rulings/999999/snapshot.jpg")

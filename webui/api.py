@@ -18,7 +18,7 @@ POST /api/round/end  {"battle_round"?: n}  201: id/ruling_id, game_id, ended_rou
                                           time_s, previous_control, control,
                                           rulings[Ruling.to_dict()], snapshot_url,
                                           warnings[]; 409 stale round / game over
-GET  /api/rulings?game=current|all|N&limit&offset   {game_id, rulings[...]} newest first
+GET  /api/rulings?game=current|all|N&limit&offset   {game_id, rulings[...], next_offset?} newest first
 GET  /api/rulings/<id>                    one ruling, with the world state it was made on
 GET  /api/rulings/<id>/snapshot.jpg       the JPEG evidence (whole frame, all layers)
 GET  /api/measure?from=&to=&threshold=    distance_in, horizontal_in, vertical_in,
@@ -112,6 +112,7 @@ def json_body() -> dict[str, Any]:
     return data
 
 
+RULINGS_REPLY_BYTES = 1_000_000  # at most this much of rulings in one page of /api/rulings
 MAX_ID = 64  # characters of an id a client names (a game config's are a few words at most)
 _NOT_IN_IDS = frozenset(map(chr, [*range(0x20), *range(0x7f, 0xa0), 0x2028, 0x2029]))
 
@@ -415,7 +416,16 @@ def rulings():
     else:
         rows = db.execute("SELECT * FROM rulings WHERE game_id = ? ORDER BY id DESC LIMIT ? OFFSET ?",
                           (game_id, limit, offset)).fetchall()
-    return jsonify({"game_id": game_id, "rulings": [ruling_json(r) for r in rows]})
+    # A page is cut short once it holds RULINGS_REPLY_BYTES of rulings (each carries its
+    # state's details, ~12 KB: a thousand would be 12 MB); next_offset says where the rest start.
+    out, size = [], 0
+    for r in rows:
+        j = ruling_json(r)
+        size += len(json.dumps(j))
+        if out and size > RULINGS_REPLY_BYTES:
+            return jsonify({"game_id": game_id, "rulings": out, "next_offset": offset + len(out)})
+        out.append(j)
+    return jsonify({"game_id": game_id, "rulings": out})
 
 
 @bp.get("/rulings/<int:ruling_id>")
