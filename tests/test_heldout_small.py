@@ -146,3 +146,13 @@ def test_objective_control_and_tokens_agree_with_the_truth(smoke):
     tokens = _pooled(smoke, "tracker", "token_recall")
     assert tokens is not None and tokens >= TOKEN_RECALL_FLOOR, (
         f"token recall {tokens} under {TOKEN_RECALL_FLOOR} (measured {MEASURED['pooled']['token_recall']})")
+
+
+def test_a_split_leaves_out_its_first_tables_on_asking():
+    """``--skip N``: a model trained on a split's first tables is compared on the rest
+    (``scripts/train_stand_refiner.py`` reads the tuning split's first 34 Epic tables)."""
+    epic = corpus.select("tuning", kinds=["epic"])
+    rest = corpus.select("tuning", kinds=["epic"], skip=34)
+    assert len(epic) > 34 and rest == epic[34:]
+    assert corpus.select("tuning", 2, ["epic"], skip=34) == epic[34:36]
+    assert {e.seed for e in rest}.isdisjoint(e.seed for e in epic[:34])
