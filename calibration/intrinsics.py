@@ -26,6 +26,7 @@ from .lens_model import (
     SIGMA_FACTOR,
     LensModel,
     ModelChoice,
+    centred_start,
     choose_lens_model,
     covering_sigma,
     principal_point_warnings,
@@ -367,12 +368,8 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
         if focal is not None:
             K0 = np.array([[focal, 0, (image_size[0] - 1) / 2], [0, focal, (image_size[1] - 1) / 2], [0, 0, 1]])
             fl = fl0 | cv2.CALIB_USE_INTRINSIC_GUESS
-        elif fl0 & (cv2.CALIB_FIX_PRINCIPAL_POINT | cv2.CALIB_FIX_ASPECT_RATIO):
-            K0 = np.array([[1.0, 0, (image_size[0] - 1) / 2], [0, 1.0, (image_size[1] - 1) / 2], [0, 0, 1]])
-            # fx/fy ratio 1 kept by FIX_ASPECT_RATIO; principal point at the centre by FIX_PRINCIPAL_POINT
-            g = cv2.initCameraMatrix2D(obj, img, image_size, 1.0)
-            K0[0, 0] = K0[1, 1] = g[0, 0]
-            fl = fl0 | cv2.CALIB_USE_INTRINSIC_GUESS
+        elif (start := centred_start(obj, img, image_size, fl0)) is not None:
+            K0, fl = start, fl0 | cv2.CALIB_USE_INTRINSIC_GUESS
         else:
             fl = fl0
         rms, K, dist, rv, tv, std_i, _, pve = cv2.calibrateCameraExtended(obj, img, image_size, K0, None, flags=fl,

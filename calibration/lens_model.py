@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 __all__ = ["LensModel", "ModelChoice", "CANDIDATES", "SIGMA_FACTOR", "choose_lens_model", "covering_sigma",
-           "principal_point_warnings", "fit_model"]
+           "principal_point_warnings", "fit_model", "centred_start"]
 
 _CRIT = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 200, 1e-12)
 
@@ -64,9 +64,9 @@ SIGMA_FACTOR = np.array([1.2, 1.2, 0.9, 0.9])
 _MAX_Z = 3.0
 
 
-def _guess(obj, img, size, flags) -> np.ndarray | None:
+def centred_start(obj, img, size, flags) -> np.ndarray | None:
     """A starting K for flags OpenCV cannot start from itself (fixed principal point or
-    aspect): centred, the focal length from the views' homographies."""
+    aspect; None for others): centred, fx = fy from the views' homographies."""
     if not flags & (cv2.CALIB_FIX_PRINCIPAL_POINT | cv2.CALIB_FIX_ASPECT_RATIO):
         return None
     w, h = size
@@ -76,10 +76,10 @@ def _guess(obj, img, size, flags) -> np.ndarray | None:
 
 def fit_model(obj, img, size, model: LensModel, K0=None, dist0=None):
     """calibrateCamera with the model's flags: (rms, K, dist (5,), rvecs, tvecs), started
-    from (K0, dist0) when given, else from _guess or OpenCV's own start."""
+    from (K0, dist0) when given, else from centred_start or OpenCV's own start."""
     flags = model.flags
     if K0 is None:
-        K0 = _guess(obj, img, size, flags)
+        K0 = centred_start(obj, img, size, flags)
     if K0 is not None:
         flags |= cv2.CALIB_USE_INTRINSIC_GUESS
         K0 = np.array(K0, np.float64)
