@@ -69,10 +69,10 @@ def _shipped_stand_refiner() -> StandRefiner | None:
 class LearnedReads:
     """Uses the learned refiner where the rules saw too little (a mixin of ``TableDetector``)."""
 
-    def _reader_nadir(self) -> np.ndarray | None:
-        """The point under the camera, where the learned refiner can read this table (a
-        model, an empty table, a camera not known only as a homography); else None."""
-        if self.refiner is None or self._background_bgr is None:
+    def _reader_nadir(self, reader: object | None) -> np.ndarray | None:
+        """The point under the camera, where a learned refiner (``reader``) can read this
+        table (a model, an empty table, a camera not known only as a homography); else None."""
+        if reader is None or self._background_bgr is None:
             return None
         return camera_nadir(self.camera)
 
@@ -85,7 +85,7 @@ class LearnedReads:
         found as a patch), by index, and the point under the camera; None where there are
         none or the refiner cannot read them (no model, no empty table, a camera known
         only as a homography)."""
-        nadir = self._reader_nadir() if len(bases) else None
+        nadir = self._reader_nadir(self.refiner) if len(bases) else None
         if nadir is None:
             return None
         weak = (bases.kind == KIND_BASE) & (bases.shape == 0) & ((bases.score < self.refine_below) | bases.from_foreground)
@@ -146,9 +146,7 @@ class LearnedReads:
         turns them, where it moves them at most ``stand_reach_in`` and turns them at most
         ``stand_turn_reach_deg``; between its place and theirs, each weighed by its error
         (their stated sigma; ``STAND_REFINER_ERROR_IN``)."""
-        if self.stand_refiner is None or self.config.epic is None or self._background_bgr is None:
-            return
-        nadir = camera_nadir(self.camera)
+        nadir = self._reader_nadir(self.stand_refiner) if self.config.epic is not None else None
         idx = np.flatnonzero((bases.kind == KIND_BASE) & (bases.shape == SHAPE_CODES["rect"]))
         if nadir is None or not len(idx):
             return
@@ -265,7 +263,7 @@ class LearnedReads:
         prior, the picture the evidence). Also the doubts left.
         (A person sees a fighter whose miniature covers nearly all of its base; the
         pursuit's rules can name its side only by a clear crescent of rim.)"""
-        nadir = self._reader_nadir() if open_ and self.config.epic is None else None
+        nadir = self._reader_nadir(self.refiner) if open_ and self.config.epic is None else None
         rounds = [k for k in open_ if self._doubts[k].shape == "round"] if nadir is not None else []
         if not rounds:
             return Detections(), open_
