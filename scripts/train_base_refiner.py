@@ -271,13 +271,28 @@ def train(epochs: int, seed: int = 0) -> None:
         print(f"epoch {ep + 1}/{epochs}: loss {tot / len(xt):.4f}; validation RMS {float(err.pow(2).mean().sqrt()):.4f} in, "
               f"median {float(err.median()):.4f}, size right {float(acc) * 100:.1f} %, bases called absent "
               f"{missed * 100:.2f} %, absent called bases {false * 100:.2f} % ({time.time() - t0:.0f} s)", flush=True)
+    save_and_export(net, DATA.with_name("net.pt"), MODEL_PATH, 9, ["offset", "size_logits", "present"])
+
+
+def save_and_export(net, weights: Path, model: Path, channels: int, outputs: list[str]) -> None:
+    """The trained network's weights kept (an export that fails loses no training), then
+    written as ONNX for OpenCV's DNN module, any number of crops at once."""
+    import torch
+
     net.eval()
-    torch.save(net.state_dict(), DATA.with_name("net.pt"))  # (kept: an export that fails loses no training)
-    MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(net, torch.zeros(1, 9, CROP_PX, CROP_PX), str(MODEL_PATH), input_names=["crop"],
-                      output_names=["offset", "size_logits", "present"], opset_version=13, dynamo=False,
-                      dynamic_axes={"crop": {0: "n"}, "offset": {0: "n"}, "size_logits": {0: "n"}, "present": {0: "n"}})
-    print(f"wrote {MODEL_PATH} ({MODEL_PATH.stat().st_size} bytes)")
+    torch.save(net.state_dict(), weights)
+    model.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(net, torch.zeros(1, channels, CROP_PX, CROP_PX), str(model), input_names=["crop"],
+                      output_names=outputs, opset_version=13, dynamo=False,
+                      dynamic_axes={name: {0: "n"} for name in ["crop", *outputs]})
+    print(f"wrote {model} ({model.stat().st_size} bytes)")
+
+
+def conv_block(a: int, b: int) -> list:
+    """3x3 convolution, batch norm, ReLU: a layer of the refiners' networks."""
+    from torch import nn
+
+    return [nn.Conv2d(a, b, 3, padding=1), nn.BatchNorm2d(b), nn.ReLU(inplace=True)]
 
 
 def Net():  # noqa: N802 (a torch module, made where torch is imported)
@@ -287,9 +302,7 @@ def Net():  # noqa: N802 (a torch module, made where torch is imported)
         def __init__(self) -> None:
             super().__init__()
 
-            def block(a, b):
-                return [nn.Conv2d(a, b, 3, padding=1), nn.BatchNorm2d(b), nn.ReLU(inplace=True)]
-
+            block = conv_block
             self.body = nn.Sequential(*block(9, 24), *block(24, 24), nn.MaxPool2d(2),   # 32
                                       *block(24, 48), *block(48, 48), nn.MaxPool2d(2),  # 16
                                       *block(48, 64), *block(64, 64), nn.MaxPool2d(2),  # 8

@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.corpus import cache_dir, ensure, select  # noqa: E402
 from tracker.vision.base_crops import CROP_PX, camera_nadir  # noqa: E402
 from tracker.vision.stand_refiner import CHANNELS, MODEL_PATH, stand_axes, stand_crop, wrap_turn  # noqa: E402
+from train_base_refiner import conv_block, save_and_export  # noqa: E402  (beside this script)
 
 DATA = cache_dir().parent / "stand-refiner"
 PER_STAND = 4
@@ -175,13 +176,7 @@ def train(epochs: int, seed: int = 0) -> None:
               f"{float((off[:, 0] - yv[:, 0]).pow(2).mean().sqrt()):.4f}, across "
               f"{float((off[:, 1] - yv[:, 1]).pow(2).mean().sqrt()):.4f}; turn RMS "
               f"{float(turn.pow(2).mean().sqrt()):.2f} deg ({time.time() - t0:.0f} s)", flush=True)
-    net.eval()
-    torch.save(net.state_dict(), DATA / "net.pt")  # (kept: an export that fails loses no training)
-    MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(net, torch.zeros(1, CHANNELS, CROP_PX, CROP_PX), str(MODEL_PATH), input_names=["crop"],
-                      output_names=["offset"], opset_version=13, dynamo=False,
-                      dynamic_axes={"crop": {0: "n"}, "offset": {0: "n"}})
-    print(f"wrote {MODEL_PATH} ({MODEL_PATH.stat().st_size} bytes)")
+    save_and_export(net, DATA / "net.pt", MODEL_PATH, CHANNELS, ["offset"])
 
 
 def Net():  # noqa: N802 (a torch module, made where torch is imported)
@@ -191,9 +186,7 @@ def Net():  # noqa: N802 (a torch module, made where torch is imported)
         def __init__(self) -> None:
             super().__init__()
 
-            def block(a, b):
-                return [nn.Conv2d(a, b, 3, padding=1), nn.BatchNorm2d(b), nn.ReLU(inplace=True)]
-
+            block = conv_block
             # (A first step of two: a quarter of the round refiner's work a crop, so that it
             # trains on two shared cores in minutes.)
             self.body = nn.Sequential(nn.Conv2d(CHANNELS, 16, 3, stride=2, padding=1), nn.BatchNorm2d(16),
