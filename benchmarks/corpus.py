@@ -11,6 +11,10 @@ Protocol:
   so an entry never changes: kinds cycle warcry / warcry-mixed / warcry / epic (1/2, 1/4,
   1/4), resolutions cycle 720p / 1080p / 720p / 1080p / 4K (40 / 40 / 20 %); the cycles
   are 4 and 5 long, so over any 20 consecutive entries every kind meets every resolution.
+* TRAINING (seeds 400000-400399, kinds and resolutions cycling as the other two) only
+  feeds the learned models' training crops (``scripts/train_shape_reader.py``) beyond
+  the tuning tables they read: a model trained on a tuning split's first tables is
+  compared, with and without it, on the rest of them, which it never saw. Never scored.
 * SMOKE (seeds 300000 warcry, 300001 warcry-mixed, 300003 epic; 1920x1080, 2 frames each)
   is the small regression test's (``tests/test_heldout_small.py``), never tuned on either:
   the test's floors sit a little under what the tracker scored on it when the test was
@@ -50,7 +54,7 @@ MAKE_SET = REPO.parent / "shared" / "eval" / "make_set.py"
 SMOKE = ((300000, "warcry"), (300001, "warcry-mixed"), (300003, "epic"))  # (seed, kind)
 SMOKE_SIZE, SMOKE_FRAMES = (1920, 1080), 2
 SPLITS: dict[str, Sequence[int]] = {"tuning": range(100000, 100200), "reporting": range(200000, 200100),
-                                    "smoke": tuple(seed for seed, _ in SMOKE)}
+                                    "training": range(400000, 400400), "smoke": tuple(seed for seed, _ in SMOKE)}
 KIND_CYCLE = ("warcry", "warcry-mixed", "warcry", "epic")
 RES_CYCLE = ((1280, 720), (1920, 1080), (1280, 720), (1920, 1080), (3840, 2160))
 KINDS = ("warcry", "warcry-mixed", "epic")

@@ -156,3 +156,15 @@ def test_a_split_leaves_out_its_first_tables_on_asking():
     assert len(epic) > 34 and rest == epic[34:]
     assert corpus.select("tuning", 2, ["epic"], skip=34) == epic[34:36]
     assert {e.seed for e in rest}.isdisjoint(e.seed for e in epic[:34])
+
+
+def test_the_splits_share_no_table():
+    """A table is in one split only: the training split, which only feeds learned models'
+    crops, never holds a tuning table a model is compared on or a reporting one."""
+    seeds = {name: {e.seed for e in corpus.entries(name)} for name in corpus.SPLITS}
+    assert set(seeds) >= {"tuning", "reporting", "training", "smoke"}
+    for a in seeds:
+        for b in seeds:
+            assert a == b or seeds[a].isdisjoint(seeds[b]), (a, b)
+    mixed = corpus.select("training", kinds=["warcry-mixed"])
+    assert len(mixed) >= 64 and {e.kind for e in mixed} == {"warcry-mixed"}
