@@ -274,15 +274,15 @@ def train(epochs: int, seed: int = 0) -> None:
     save_and_export(net, DATA.with_name("net.pt"), MODEL_PATH, 9, ["offset", "size_logits", "present"])
 
 
-def save_and_export(net, weights: Path, model: Path, channels: int, outputs: list[str]) -> None:
+def save_and_export(net, weights: Path, model: Path, channels: int, outputs: list[str], px: int = CROP_PX) -> None:
     """The trained network's weights kept (an export that fails loses no training), then
-    written as ONNX for OpenCV's DNN module, any number of crops at once."""
+    written as ONNX for OpenCV's DNN module, any number of ``px``-square crops at once."""
     import torch
 
     net.eval()
     torch.save(net.state_dict(), weights)
     model.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(net, torch.zeros(1, channels, CROP_PX, CROP_PX), str(model), input_names=["crop"],
+    torch.onnx.export(net, torch.zeros(1, channels, px, px), str(model), input_names=["crop"],
                       output_names=outputs, opset_version=13, dynamo=False,
                       dynamic_axes={name: {0: "n"} for name in ["crop", *outputs]})
     print(f"wrote {model} ({model.stat().st_size} bytes)")

@@ -47,12 +47,14 @@ def crop_grid(centre_xy: np.ndarray, nadir_xy: np.ndarray, z_in: float) -> np.nd
     return grid_along(centre_xy, *crop_axes(centre_xy, nadir_xy), z_in)
 
 
-def grid_along(centre_xy: np.ndarray, cols: np.ndarray, rows: np.ndarray, z_in: float) -> np.ndarray:
-    """(CROP_PX * CROP_PX, 3) world points of a crop's pixel centres, row by row, its
-    columns stepping along the world unit vector ``cols`` and its rows along ``rows``."""
+def grid_along(centre_xy: np.ndarray, cols: np.ndarray, rows: np.ndarray, z_in: float, px: int = CROP_PX,
+               px_per_in: float = CROP_PX_PER_IN) -> np.ndarray:
+    """(px * px, 3) world points of a crop's pixel centres, row by row, its columns
+    stepping along the world unit vector ``cols`` and its rows along ``rows``, ``px_per_in``
+    of them an inch (``CROP_PX`` at ``CROP_PX_PER_IN`` unless said)."""
     across, away = np.asarray(cols, float), np.asarray(rows, float)
-    m = (CROP_PX - 1) / 2
-    k = (np.arange(CROP_PX) - m) / CROP_PX_PER_IN
+    m = (px - 1) / 2
+    k = (np.arange(px) - m) / px_per_in
     cols, rows = np.meshgrid(k, k)
     xy = np.asarray(centre_xy, float) + cols.reshape(-1, 1) * across + rows.reshape(-1, 1) * away
     return np.column_stack([xy, np.full(len(xy), float(z_in))])
@@ -66,10 +68,12 @@ def base_crop(camera: Any, frame: np.ndarray, empty: np.ndarray, centre_xy: np.n
 
 
 def crop_of(camera: Any, frame: np.ndarray, empty: np.ndarray, grid: np.ndarray, rim_bgr: np.ndarray) -> np.ndarray:
-    """The nine-channel crop (module docstring) at the world points ``grid`` (``grid_along``)."""
-    uv = np.asarray(camera.project(grid), np.float32).reshape(CROP_PX, CROP_PX, 2)
+    """The nine-channel crop (module docstring) at the world points ``grid`` (``grid_along``,
+    a square of any size)."""
+    n = int(round(np.sqrt(len(grid))))
+    uv = np.asarray(camera.project(grid), np.float32).reshape(n, n, 2)
     mx, my = np.ascontiguousarray(uv[..., 0]), np.ascontiguousarray(uv[..., 1])
-    out = np.empty((CROP_PX, CROP_PX, 9), np.float32)
+    out = np.empty((n, n, 9), np.float32)
     out[..., 0:3] = cv2.remap(frame, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
     out[..., 3:6] = cv2.remap(empty, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
     out[..., 6:9] = np.asarray(rim_bgr, np.float32).reshape(1, 1, 3)
