@@ -59,6 +59,7 @@ PALE_MINI_1080P_SEED = 100078  # a tuning-split Warcry table: a white-rimmed 25 
 BLUE_DISC_720P_SEED = 100080  # a tuning-split Warcry table: a blue plain objective beside an unread tag
 WHITE_EDGE_720P_SEED = 100092  # a tuning-split Warcry table: white rims on a pale mat, one by the edge
 UNSURE_SIDES_720P_SEED = 100062  # a tuning-split Warcry table: purple and blue rims read as each other
+MIXED_UNSEEN_720P_SEED = 100177  # a tuning-split mixed Warcry table past those the shape reader trained on
 HIDDEN_OVAL_1080P_SEED = 100001  # a tuning-split mixed Warcry table: an oval under its miniature by a tag
 
 
@@ -155,6 +156,14 @@ def epic_unseen_720p_table(request, tmp_path_factory):
     never saw (tuning seed 100147, past ``scripts/train_stand_refiner.py``'s first 34 Epic
     tables; one frame), and a fresh calibration cache for it."""
     return _tuning_table_cached(request, tmp_path_factory, EPIC_UNSEEN_720P_SEED, "epic", "stands-unseen")
+
+
+@pytest.fixture(scope="session")
+def mixed_unseen_720p_table(request, tmp_path_factory):
+    """A mixed Warcry table of the shared renderer at 1280x720 that the learned shape
+    reader never saw (tuning seed 100177, past ``scripts/train_shape_reader.py``'s first
+    34 mixed tables; one frame), and a fresh calibration cache for it."""
+    return _tuning_table_cached(request, tmp_path_factory, MIXED_UNSEEN_720P_SEED, "warcry-mixed", "shapes-unseen")
 
 
 @pytest.fixture(scope="session")

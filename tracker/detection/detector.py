@@ -25,7 +25,7 @@ from ..vision.tokens import TokenStyles
 from ..world import MM_PER_IN, TerrainPiece
 from .detections import KIND_STATE, Detections
 from .following import Following
-from .learned import LearnedReads, _Patch, _shipped_refiner, _shipped_stand_refiner
+from .learned import LearnedReads, _Patch, _shipped_refiner, _shipped_shape_reader, _shipped_stand_refiner
 from .patches import Patches
 from .placement import Placement
 from .roster import Roster
@@ -101,6 +101,7 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         self._shaped = [(s.index, b) for s in config.sides for b in getattr(s, "shaped", ())]
         self.refiner = _shipped_refiner()  # (vision.refiner; its uses: refine_below and on)
         self.stand_refiner = _shipped_stand_refiner()  # (vision.stand_refiner: _stands_refined)
+        self.shape_reader = _shipped_shape_reader()  # (vision.shape_reader: _shapes_read)
         self._shape_kernels: dict = {}
         # Token tags read up close, and what earlier looks read (vision.tag_reader).
         self.tags = TagReader(camera, self.px_per_in, self.image_size, config.table.dictionary, self._token_kind,
@@ -168,8 +169,11 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
             if self.lone_stands_unsure:
                 bases.rivals = bases.rivals | self._lone_stand_rivals(bases)
         self._stands_refined(raw, bases)
-        self._refined(raw, bases)
+        # (Sides first: a weak round's side is read from its rim whatever its shape, and
+        # a round the shape reader makes an oval is no longer a weak round.)
         self._sides_read(raw, bases)
+        bases = self._shapes_read(raw, bases)
+        self._refined(raw, bases)
         open_ = self._unnamed(bases, tokens if look_for_tokens else None)
         named, open_ = self._doubts_read(raw, bases, open_)
         if len(named):
