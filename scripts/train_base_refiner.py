@@ -288,6 +288,31 @@ def save_and_export(net, weights: Path, model: Path, channels: int, outputs: lis
     print(f"wrote {model} ({model.stat().st_size} bytes)")
 
 
+def detector_runs(paths: list[Path]) -> dict[str, list]:
+    """Each table's frames of the tracker's predictions, by set name, from runs of
+    ``benchmarks/heldout.py --json`` (the detector's own guesses to crop round)."""
+    runs = {}
+    for path in paths:
+        runs.update({r["name"]: r["preds"]["tracker"]["frames"] for r in json.loads(Path(path).read_text())["sets"]
+                     if "preds" in r})
+    return runs
+
+
+def table_frames(folder: Path):
+    """A rendered table as the tracker sees it, for cropping: (camera, point under it, empty
+    table, each side's rim colour as this light shows it, base thickness, and an iterator of
+    (frame, truth frame)). The camera is the one the tracker calibrated itself (as at use)."""
+    from tracker.pipeline import Pipeline
+
+    truth = json.loads((folder / "truth.json").read_text())
+    det = Pipeline.from_footage(folder).detector
+    colour = {s.index: np.asarray(det.light.as_seen(s.rim_bgr), np.float32) for s in det.config.sides}
+    files = sorted((folder / "frames").iterdir())
+    frames = ((cv2.imread(str(files[int(fr["frame"])])), fr) for fr in truth["frames"])
+    return (det.camera, camera_nadir(det.camera), cv2.imread(str(folder / "table.jpg")), colour,
+            det.config.base_thickness_in, frames)
+
+
 def conv_block(a: int, b: int) -> list:
     """3x3 convolution, batch norm, ReLU: a layer of the refiners' networks."""
     from torch import nn

@@ -6,7 +6,7 @@
 
 Only the tuning split's mixed Warcry tables are read (``benchmarks/corpus.py``: the first
 ``--first`` of them, 34 unless said; the rest stay to compare the tracker with and without
-it on), and the training split's first ``--more`` mixed tables (48 unless said; a split
+it on), and the training split's first ``--more`` mixed tables (64 unless said; a split
 kept for training alone); the reporting split never is. Each fighter at least 40 % in sight gives crops
 (``vision.shape_reader.shape_crop``) centred a random step off its centre (within 0.12 in,
 within 0.45 in) and, for an oval or rectangle, at one of its ends (where a round rim fits
@@ -22,21 +22,19 @@ the validation figures are printed per epoch. The model is written as ONNX to
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.corpus import cache_dir, ensure, select  # noqa: E402
-from tracker.vision.base_crops import camera_nadir, crop_axes  # noqa: E402
+from tracker.vision.base_crops import crop_axes  # noqa: E402
 from tracker.vision.shape_reader import CROP_PX, MODEL_PATH, SHAPES, crop_turn, shape_crop  # noqa: E402
-from train_base_refiner import conv_block, save_and_export  # noqa: E402  (beside this script)
+from train_base_refiner import conv_block, detector_runs, save_and_export, table_frames  # noqa: E402  (beside this script)
 
 DATA = cache_dir().parent / "shape-reader"
 MM_PER_IN = 25.4
@@ -77,30 +75,17 @@ def _target(f: dict, c: np.ndarray, nadir: np.ndarray) -> tuple:
 
 
 def build(first: int, more: int, detections: list[Path], seed: int = 0) -> None:
-    from tracker.pipeline import Pipeline
-
     es = select("tuning", first, ["warcry-mixed"]) + select("training", more, ["warcry-mixed"])
     failed = ensure(es, jobs=2)
     es = [e for e in es if e not in failed and e.cached()]
-    runs = {}
-    for path in detections:
-        runs.update({r["name"]: r["preds"]["tracker"]["frames"] for r in json.loads(path.read_text())["sets"]
-                     if "preds" in r})
+    runs = detector_runs(detections)
     rng = np.random.default_rng(seed)
     X, OFF, SH, SZ, TU, T, DET = [], [], [], [], [], [], []
     t0 = time.time()
     for ti, e in enumerate(es):
-        folder = e.path
-        truth = json.loads((folder / "truth.json").read_text())
-        det = Pipeline.from_footage(folder).detector
-        cam, nadir = det.camera, camera_nadir(det.camera)
-        empty = cv2.imread(str(folder / "table.jpg"))
-        colour = {s.index: np.asarray(det.light.as_seen(s.rim_bgr), np.float32) for s in det.config.sides}
-        lift = det.config.base_thickness_in
-        files = sorted((folder / "frames").iterdir())
+        cam, nadir, empty, colour, lift, frames = table_frames(e.path)
         n0 = len(X)
-        for fr in truth["frames"]:
-            frame = cv2.imread(str(files[int(fr["frame"])]))
+        for frame, fr in frames:
             seen = [f for f in fr["fighters"] if f["visible_fraction"] >= MIN_SEEN]
             items = [(f, c, f["z"], 0) for f in seen for c in _guesses(f, rng)]
             for p in (runs[e.name][int(fr["frame"])]["fighters"] if e.name in runs else []):
@@ -223,10 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("step", choices=("build", "train", "all"))
     ap.add_argument("--first", type=int, default=34,
                     help="the tuning split's first N mixed Warcry tables (the rest stay to measure it on)")
-    ap.add_argument("--more", type=int, default=48, help="the training split's first N mixed Warcry tables besides")
+    ap.add_argument("--more", type=int, default=64, help="the training split's first N mixed Warcry tables besides")
     ap.add_argument("--detections", type=Path, nargs="*", default=[],
                     help="benchmarks/heldout.py --json runs: the detector's own bases too")
-    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--epochs", type=int, default=8, help="8 trained the shipped model")
     a = ap.parse_args(argv)
     if a.step in ("build", "all"):
         build(a.first, a.more, a.detections)

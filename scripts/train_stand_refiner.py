@@ -20,21 +20,19 @@ and run with OpenCV's DNN module.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.corpus import cache_dir, ensure, select  # noqa: E402
-from tracker.vision.base_crops import CROP_PX, camera_nadir  # noqa: E402
+from tracker.vision.base_crops import CROP_PX  # noqa: E402
 from tracker.vision.stand_refiner import CHANNELS, MODEL_PATH, stand_axes, stand_crop, wrap_turn  # noqa: E402
-from train_base_refiner import conv_block, save_and_export  # noqa: E402  (beside this script)
+from train_base_refiner import conv_block, detector_runs, save_and_export, table_frames  # noqa: E402  (beside this script)
 
 DATA = cache_dir().parent / "stand-refiner"
 PER_STAND = 4
@@ -73,30 +71,17 @@ def _detected(preds: list[dict], stands: list[dict]) -> list[tuple[dict, np.ndar
 
 
 def build(first: int, detections: Path | None, seed: int = 0) -> None:
-    from tracker.pipeline import Pipeline
-
     es = select("tuning", first, ["epic"])
     failed = ensure(es, jobs=2)
     es = [e for e in es if e not in failed and e.cached()]
-    runs = {}
-    if detections is not None:
-        runs = {r["name"]: r["preds"]["tracker"]["frames"] for r in json.loads(detections.read_text())["sets"]
-                if "preds" in r}
+    runs = detector_runs([detections] if detections is not None else [])
     rng = np.random.default_rng(seed)
     X, A, Y, T = [], [], [], []
     t0 = time.time()
     for ti, e in enumerate(es):
-        folder = e.path
-        truth = json.loads((folder / "truth.json").read_text())
-        det = Pipeline.from_footage(folder).detector
-        cam, nadir = det.camera, camera_nadir(det.camera)
-        empty = cv2.imread(str(folder / "table.jpg"))
-        colour = {s.index: np.asarray(det.light.as_seen(s.rim_bgr), np.float32) for s in det.config.sides}
-        lift = det.config.base_thickness_in
-        files = sorted((folder / "frames").iterdir())
+        cam, nadir, empty, colour, lift, frames = table_frames(e.path)
         n0 = len(X)
-        for fr in truth["frames"]:
-            frame = cv2.imread(str(files[int(fr["frame"])]))
+        for frame, fr in frames:
             stands = [f for f in fr["fighters"] if _taught(f)]
             items = [(s, c, a) for s in stands for c, a in _guesses(s, rng)]
             if e.name in runs:
