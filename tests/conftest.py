@@ -60,6 +60,7 @@ BLUE_DISC_720P_SEED = 100080  # a tuning-split Warcry table: a blue plain object
 WHITE_EDGE_720P_SEED = 100092  # a tuning-split Warcry table: white rims on a pale mat, one by the edge
 UNSURE_SIDES_720P_SEED = 100062  # a tuning-split Warcry table: purple and blue rims read as each other
 MIXED_UNSEEN_720P_SEED = 100177  # a tuning-split mixed Warcry table past those the shape reader trained on
+LIFTED_BASE_1080P_SEED = 100153  # a tuning-split mixed Warcry table: a white base on a platform over the floor's search
 HIDDEN_OVAL_1080P_SEED = 100001  # a tuning-split mixed Warcry table: an oval under its miniature by a tag
 
 
@@ -213,6 +214,16 @@ def unsure_sides_720p_table(request, tmp_path_factory):
     seen in part under their miniatures, are read as each other's (tuning seed 100062,
     one frame), and a fresh calibration cache."""
     return _tuning_table_cached(request, tmp_path_factory, UNSURE_SIDES_720P_SEED, "warcry", "unsure-sides")
+
+
+@pytest.fixture(scope="session")
+def lifted_base_1080p_table(request, tmp_path_factory):
+    """A mixed Warcry table of the shared renderer at 1920x1080 whose white 32 mm base on a
+    platform shows, met with the floor's plane, as a white disc an inch off it, the colour
+    of the table's one untagged objective (tuning seed 100153, one frame), and a fresh
+    calibration cache."""
+    return _tuning_table_cached(request, tmp_path_factory, LIFTED_BASE_1080P_SEED, "warcry-mixed", "lifted-base",
+                                (1920, 1080))
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,11 @@ def pale_mini(pale_mini_1080p_table):
 
 
 @pytest.fixture(scope="module")
+def lifted_base(lifted_base_1080p_table):
+    return _first_frame(lifted_base_1080p_table)
+
+
+@pytest.fixture(scope="module")
 def blue_disc(blue_disc_720p_table):
     return _first_frame(blue_disc_720p_table)
 
@@ -263,3 +268,29 @@ def test_a_plain_objective_in_a_rim_seen_little_is_the_objective(blue_disc_by_a_
 
     assert judged(token_hiding_score=0.0) == (1, 0)
     assert judged() == (0, 1)
+
+
+def test_a_base_on_a_platform_is_no_disc_on_the_floor(lifted_base):
+    """A white 32 mm base on a platform, its picture met with the floor's plane an inch off
+    it, is no white objective on the floor: the floor's token search does not look where a
+    base found on a platform shows (``_lifted_footprints``), so the table's one untagged
+    objective is found where it lies. Looking there, the base's picture took its place."""
+    pipe, frame, truth = lifted_base
+    det = pipe.detector
+    real = [t for t in truth["tokens"] if t.get("tag_id") is None]
+    lifted = [f for f in truth["fighters"] if f["team_colour"] == "white" and f["z"] > 1.0]
+    assert len(real) == 1 and lifted
+
+    def untagged_objectives():
+        state = pipe.judge_still(frame, 0, 0.0).state
+        return [o for o in state.objectives() if o.tag_id is None or o.tag_id < 0]
+
+    found = untagged_objectives()
+    assert len(_near(found, real[0]["x"], real[0]["y"])) == 1, [(o.x, o.y) for o in found]
+    assert not any(math.hypot(o.x - f["x"], o.y - f["y"]) < 2.0 for o in found for f in lifted)
+    try:
+        det.tokens_under_lifted_bases = True
+        looking = untagged_objectives()
+    finally:
+        det.tokens_under_lifted_bases = False
+    assert not _near(looking, real[0]["x"], real[0]["y"])

@@ -431,12 +431,43 @@ class Patches:
         as foreground, small round ones, and round ones seen under ``token_hiding_score``
         of their rim (a blue objective's edge and a purple base's yellow crescent beside
         it made a 40 mm yellow rim) may be a token's disc itself (_settle_discs decides),
-        so they are left to the search."""
+        so they are left to the search. Any base found on a platform covers the floor view
+        where its top's picture falls (``_lifted_footprints``): a disc on the floor there would
+        be hidden by it, and what the floor's search sees there is that base, whatever its
+        size or how little of its rim was seen."""
         paper = self._paper_diameter_in() * MM_PER_IN
         sure = (bases.kind == KIND_BASE) & ~bases.from_foreground \
             & ((bases.shape > 0) | ((bases.base_mm >= 1.5 * paper) & (bases.score >= self.token_hiding_score)))
         mask = self._footprints(bases[sure]).astype(np.uint8)
+        lifted = (bases.kind == KIND_BASE) & (bases.xyz[:, 2] > 0.05)
+        if not self.tokens_under_lifted_bases and lifted.any():
+            mask |= self._lifted_footprints(bases[lifted])
         return cv2.erode(mask, np.ones((3, 3), np.uint8)).astype(bool)
+
+    def _lifted_footprints(self, bases: Detections) -> np.ndarray:
+        """Where the tops of ``bases`` (on platforms) fall in the floor view: each top's
+        outline as the camera sees it, met with the floor's plane (a mask of the floor
+        view's pixels, uint8). (A base 2 in up lies an inch or more from where its picture
+        meets the floor.)"""
+        mask = np.zeros(self.floor.shape, np.uint8)
+        if getattr(self.camera, "homography_only", False):
+            return mask
+        t = np.linspace(0.0, 2 * np.pi, 24, endpoint=False)
+        lift = self.config.base_thickness_in
+        for k in range(len(bases)):
+            hx, hy = np.asarray(bases.size_mm[k], float) / MM_PER_IN / 2
+            a = np.radians(float(bases.angle_deg[k]))
+            if bases.shape[k] == SHAPE_CODES["rect"]:
+                u = hx * np.clip(1.5 * np.cos(t), -1, 1)
+                v = hy * np.clip(1.5 * np.sin(t), -1, 1)
+            else:
+                u, v = hx * np.cos(t), hy * np.sin(t)
+            x = bases.xyz[k, 0] + u * np.cos(a) - v * np.sin(a)
+            y = bases.xyz[k, 1] + u * np.sin(a) + v * np.cos(a)
+            top = np.column_stack([x, y, np.full(len(t), bases.xyz[k, 2] + lift)])
+            on_floor = self.camera.unproject(self.camera.project(top), 0.0)
+            cv2.fillPoly(mask, [np.rint(self.floor.to_pixel(on_floor)).astype(np.int32)], 1)
+        return mask
 
     def _footprints(self, bases: Detections, view: int = -1) -> np.ndarray:
         """Where ``bases`` on the floor cover the floor view (a mask of its pixels); with
