@@ -1,7 +1,11 @@
 """Round bases a side has beyond its roster, lying inside an oval its roster lacks and
 that was fitted there but refused (TableDetector._rounds_as_outline): the oval instead.
 On a rendered 720p mixed table (a tuning-split seed) whose ovals' miniatures hide one long
-side and an end, the ovals' rims were read as round bases of their side."""
+side and an end, the ovals' rims were read as round bases of their side.
+
+These are the rules' own mechanisms, tested with the learned shape reader off (it reads
+most of these ovals itself since: ``tests/test_shape_reader.py``); each test's "off" arm
+shows what the rule alone mends."""
 
 from __future__ import annotations
 
@@ -9,6 +13,14 @@ import numpy as np
 import pytest
 
 from conftest import _first_frame, _judged_with
+
+
+@pytest.fixture(autouse=True)
+def _no_shape_reader(monkeypatch):
+    from tracker.detection.detector import TableDetector
+
+    monkeypatch.setattr(TableDetector, "read_shapes", False)
+    monkeypatch.setattr(TableDetector, "shape_weighed", False)
 
 
 @pytest.fixture(scope="module")
