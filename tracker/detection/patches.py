@@ -450,9 +450,10 @@ class Patches:
         view's pixels, uint8). (A base 2 in up lies an inch or more from where its picture
         meets the floor.)"""
         mask = np.zeros(self.floor.shape, np.uint8)
-        if getattr(self.camera, "homography_only", False):
-            return mask
         t = np.linspace(0.0, 2 * np.pi, 24, endpoint=False)
+        # (The floor's plane round each base as the camera sees it, a homography from picture
+        # to floor fitted on a grid of floor points: any camera that projects will do.)
+        grid = np.stack(np.meshgrid(np.linspace(-3, 3, 5), np.linspace(-3, 3, 5)), -1).reshape(-1, 2)
         lift = self.config.base_thickness_in
         for k in range(len(bases)):
             hx, hy = np.asarray(bases.size_mm[k], float) / MM_PER_IN / 2
@@ -465,7 +466,13 @@ class Patches:
             x = bases.xyz[k, 0] + u * np.cos(a) - v * np.sin(a)
             y = bases.xyz[k, 1] + u * np.sin(a) + v * np.cos(a)
             top = np.column_stack([x, y, np.full(len(t), bases.xyz[k, 2] + lift)])
-            on_floor = self.camera.unproject(self.camera.project(top), 0.0)
+            floor = grid + bases.xyz[k, :2]
+            seen = np.asarray(self.camera.project(np.column_stack([floor, np.zeros(len(floor))])), np.float32)
+            H, _ = cv2.findHomography(seen.reshape(-1, 2), floor.astype(np.float32))
+            if H is None:
+                continue
+            pic = np.asarray(self.camera.project(top), np.float32).reshape(-1, 1, 2)
+            on_floor = cv2.perspectiveTransform(pic, H).reshape(-1, 2)
             cv2.fillPoly(mask, [np.rint(self.floor.to_pixel(on_floor)).astype(np.int32)], 1)
         return mask
 
