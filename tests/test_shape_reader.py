@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from conftest import _first_frame
 
-import tracker.detection.learned
 import tracker.vision.shape_reader
 from tracker.vision.base_crops import camera_nadir
 from tracker.vision.shape_reader import CROP_PX, MODEL_PATH, SHAPES, ShapeReader, shape_crop
@@ -25,7 +24,7 @@ def unseen(mixed_unseen_720p_table):
 
 
 def test_doctests():
-    for mod in (tracker.vision.shape_reader, tracker.detection.learned):
+    for mod in (tracker.vision.shape_reader,):
         failed, tried = doctest.testmod(mod)
         assert tried and not failed, mod.__name__
 

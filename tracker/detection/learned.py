@@ -79,20 +79,6 @@ def _shipped_shape_reader() -> ShapeReader | None:
     return ShapeReader.load()
 
 
-def _inside(xy: np.ndarray, centre: np.ndarray, shape: str, long_in: float, short_in: float, angle_deg: float) -> np.ndarray:
-    """Whether each world point of ``xy`` lies inside a base's outline (an ellipse or a
-    rectangle of that long and short size, its long side turned ``angle_deg``).
-
-    >>> _inside(np.array([[1.2, 0.0], [0.0, 1.1]]), np.array([0.0, 0.0]), "oval", 3.0, 2.0, 0.0).tolist()
-    [True, False]
-    """
-    a = math.radians(angle_deg)
-    d = np.asarray(xy, float).reshape(-1, 2) - centre
-    u = (d @ np.array([math.cos(a), math.sin(a)])) / (long_in / 2)
-    v = (d @ np.array([-math.sin(a), math.cos(a)])) / (short_in / 2)
-    return (np.maximum(np.abs(u), np.abs(v)) < 1) if shape == "rect" else (u * u + v * v < 1)
-
-
 class LearnedReads:
     """Uses the learned refiner where the rules saw too little (a mixin of ``TableDetector``)."""
 
@@ -243,8 +229,9 @@ class LearnedReads:
             if drop[i]:
                 continue
             others = np.flatnonzero((bases.kind == KIND_BASE) & (np.arange(len(bases)) != i) & ~drop)
-            inside = others[_inside(bases.xyz[others, :2], again.xy[m], shape, max(w, d) / MM_PER_IN,
-                                    min(w, d) / MM_PER_IN, float(again.angle_deg[m]))] if shape != "round" else others[:0]
+            inside = others[[depth_inside(*bases.xyz[o, :2], shape, max(w, d) / MM_PER_IN, min(w, d) / MM_PER_IN,
+                                          *again.xy[m], float(again.angle_deg[m])) > 0 for o in others]] \
+                if shape != "round" else others[:0]
             if np.any(bases.side[inside] != bases.side[i]):
                 continue  # (another side's base there: the reader may have read that one)
             drop[inside] = True

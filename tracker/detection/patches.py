@@ -17,7 +17,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside
+from ..base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, shape_polygon
 from ..vision.boundary import boundary, boundary_offset, outline_on_boundary
 from ..vision.foreground import foreground, shadow
 from ..vision.pursuit import along_outline, read_at, rim_offsets, side_of_patch
@@ -450,22 +450,15 @@ class Patches:
         view's pixels, uint8). (A base 2 in up lies an inch or more from where its picture
         meets the floor.)"""
         mask = np.zeros(self.floor.shape, np.uint8)
-        t = np.linspace(0.0, 2 * np.pi, 24, endpoint=False)
         # (The floor's plane round each base as the camera sees it, a homography from picture
         # to floor fitted on a grid of floor points: any camera that projects will do.)
         grid = np.stack(np.meshgrid(np.linspace(-3, 3, 5), np.linspace(-3, 3, 5)), -1).reshape(-1, 2)
         lift = self.config.base_thickness_in
         for k in range(len(bases)):
-            hx, hy = np.asarray(bases.size_mm[k], float) / MM_PER_IN / 2
-            a = np.radians(float(bases.angle_deg[k]))
-            if bases.shape[k] == SHAPE_CODES["rect"]:
-                u = hx * np.clip(1.5 * np.cos(t), -1, 1)
-                v = hy * np.clip(1.5 * np.sin(t), -1, 1)
-            else:
-                u, v = hx * np.cos(t), hy * np.sin(t)
-            x = bases.xyz[k, 0] + u * np.cos(a) - v * np.sin(a)
-            y = bases.xyz[k, 1] + u * np.sin(a) + v * np.cos(a)
-            top = np.column_stack([x, y, np.full(len(t), bases.xyz[k, 2] + lift)])
+            w, d = np.asarray(bases.size_mm[k], float) / MM_PER_IN
+            outline = shape_polygon(SHAPE_NAMES[int(bases.shape[k])], w, d, *bases.xyz[k, :2], float(bases.angle_deg[k]))
+            xy = np.asarray(outline.exterior.coords)
+            top = np.column_stack([xy, np.full(len(xy), bases.xyz[k, 2] + lift)])
             floor = grid + bases.xyz[k, :2]
             seen = np.asarray(self.camera.project(np.column_stack([floor, np.zeros(len(floor))])), np.float32)
             H, _ = cv2.findHomography(seen.reshape(-1, 2), floor.astype(np.float32))

@@ -235,12 +235,12 @@ class Tunables:
     # A base the learned shape reader reads as another shape of its side's roster, this
     # sure and its long size this near the roster's, is that base (learned._shapes_read).
     read_shapes, shape_read_p, shape_read_size_mm = True, 0.9, 12.0
-    # Tokens looked for on the floor where a base found on a platform shows
-    # (its top's picture met with the floor's plane): False, they are not (_not_token_places).
-    tokens_under_lifted_bases = False
     # ... and every other base of such a table placed (and turned) between its fit and
     # where the reader puts it within this reach, each weighed by its error (_shapes_weighed).
     shape_weighed, shape_reach_in = True, 0.5
+    # Tokens looked for on the floor where a base found on a platform shows
+    # (its top's picture met with the floor's plane): False, they are not (_not_token_places).
+    tokens_under_lifted_bases = False
     # ... sized and centred by the circle running along the patch's boundary within
     # ``pursue_round_reach_in`` of the patch's placement, on ``pursue_round_share`` of
     # its length at least.
