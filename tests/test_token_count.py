@@ -294,3 +294,35 @@ def test_a_base_on_a_platform_is_no_disc_on_the_floor(lifted_base):
     finally:
         det.tokens_under_lifted_bases = False
     assert not _near(looking, real[0]["x"], real[0]["y"])
+
+
+@pytest.fixture(scope="module")
+def red_disc_by_red_sides(request, tmp_path_factory):
+    """A 720p mixed Warcry tuning table (seed 100137, one frame): a plain red objective
+    (1 in) on a table whose red side's smallest base is 32 mm."""
+    from conftest import _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100137, "warcry-mixed", "red-disc-red-side"))
+
+
+@pytest.mark.slow
+def test_a_disc_no_side_of_its_rim_colour_has_a_base_of_is_a_token(red_disc_by_red_sides, monkeypatch):
+    """The roster decides whose rim a plain token's edge could be: the red side has no
+    base near 1 in, so the red disc's edge is no red rim and its face makes it the
+    objective (measured when written: a red fighter or nothing there without the rule)."""
+    from tracker.detection.detector import TableDetector
+
+    pipe, frame, truth = red_disc_by_red_sides
+    disc = next(t for t in truth["tokens"] if t["kind"] == "objective" and t.get("style") == "red")
+    red = next(s for s in pipe.config.sides if tuple(s.rim_bgr) == (40, 38, 200))
+    assert min(red.bases_mm) >= 32.0
+
+    def found() -> tuple[list, list]:
+        state = pipe.judge_still(frame, 0, 0.0).state
+        return _near(state.objectives(), disc["x"], disc["y"], 0.3), _near(state.fighters, disc["x"], disc["y"], 0.5)
+
+    with monkeypatch.context() as m:
+        m.setattr(TableDetector, "token_rim_size_mm", None)
+        assert found()[0] == []
+    objectives, fighters = found()
+    assert len(objectives) == 1 and objectives[0].tag_id is None and fighters == []

@@ -26,6 +26,7 @@ from ..vision.foreground import PATTERN_WINDOW_PX, shadow
 from ..vision.rim_fit import _fit_rims_at
 from ..vision.tag_reader import TOKEN_THICKNESS_IN
 from ..vision.tokens import face_samples, neutral_middle
+from ..world import MM_PER_IN
 from .detections import KIND_OBJECTIVE, KIND_STATE, KIND_TREASURE, Detections
 
 # Plain tokens' colours (eval sets: treasure is gold, objectives white with a black ring).
@@ -205,7 +206,10 @@ class Tokens:
         if not styles:
             return None
         c = self.floor.to_pixel(np.asarray(xy, float)[None])[0]
-        rims = np.array([self._rim_seen[s] for s, _, _ in self._side_lab()], np.float32)
+        rims = np.array([self._rim_seen[s] for s, _, sizes in self._side_lab()
+                         if self.token_rim_size_mm is None
+                         or any(abs(mm - diameter_in * MM_PER_IN) <= self.token_rim_size_mm for mm in sizes)],
+                        np.float32).reshape(-1, 3)
         got = styles.face_kind(face_samples(lab, c, diameter_in / 2 * self.px_per_in), rims)
         if got is None or self.config.tokens[got[0]].untagged <= 0:
             return None

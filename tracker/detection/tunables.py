@@ -241,6 +241,10 @@ class Tunables:
     # Tokens looked for on the floor where a base found on a platform shows
     # (its top's picture met with the floor's plane): False, they are not (_not_token_places).
     tokens_under_lifted_bases = False
+    # A plain token's edge is told from a side's rim of its colour only if that side has a
+    # round base within this many mm of the token's size (its roster): a 1 in red disc is no
+    # red side's 32 mm base. None: every side's rim, whatever its bases.
+    token_rim_size_mm: float | None = 4.0
     # ... sized and centred by the circle running along the patch's boundary within
     # ``pursue_round_reach_in`` of the patch's placement, on ``pursue_round_share`` of
     # its length at least.
