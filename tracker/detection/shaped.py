@@ -284,8 +284,14 @@ class ShapedBases:
         # all round its outline and little through its middle.
         # (A rect fitted inside a larger oval's rim has weaker evidence and sits at the
         # far end of the offsets allowed.)
-        return (fit.score >= self.min_coverage_all_round and min(fit.band_mean) >= self.min_band_all_round
-                and fit.cross <= self.max_cross_all_round and abs(fit.offset - self.edge_bias_px) <= 1.0)
+        # Rim through the middle is what a fit lying across two stands shows (their shared
+        # rim), its ends then crossing the stands' middles; a miniature painted like the rim
+        # shows it too, but leaves the outline's rim strong all round: the stronger the
+        # rim round the outline, the more through its middle is a miniature's paint.
+        band = min(fit.band_mean)
+        return (fit.score >= self.min_coverage_all_round and band >= self.min_band_all_round
+                and fit.cross <= max(self.max_cross_all_round, band - (self.cross_below_rim if self.cross_below_rim is not None else 1.0))
+                and abs(fit.offset - self.edge_bias_px) <= 1.0)
 
     def _follow_shape(self, stands: list[tuple[int, np.ndarray, "PlaneView", np.ndarray, tuple[int, int]]],
                       fighters: list, small_mm: list) -> dict[int, dict]:

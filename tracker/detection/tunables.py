@@ -134,6 +134,9 @@ class Tunables:
     min_coverage_seen_all_round, min_band_seen_all_round = 0.65, 0.45
     # A fit with less of its outline seen is a base if it has rim evidence all round.
     min_coverage_all_round, min_band_all_round, max_cross_all_round = 0.22, 0.3, 0.35
+    # ... or more through its middle, up to its weakest side's rim less this much (a red
+    # miniature on a red-rimmed stand, seen at 4K; None: never more).
+    cross_below_rim: float | None = 0.15
     # Oval and rectangular bases under ``pursue_max_depth_px`` deep in the view (an
     # Epic stand below 4K: a rim a pixel or two wide, which fitted 5-90 % of them on
     # tuning tables) are also found as foreground of their outline (_pursued_stands):
