@@ -150,6 +150,7 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
             tokens = self._tokens(frame, floor_bgr, lab, self.floor.valid & ~hand, markers,
                                   self._not_token_places(bases))
             bases, tokens = self._settle_discs(bases, tokens, lab, frame)
+            tokens = Detections.merge([tokens, self._tokens_by_terrain(lab, bases, tokens, self.floor.valid & ~hand)])
             self._last_tokens = tokens
         else:
             # Tokens not looked for: the ones last found still claim their discs.

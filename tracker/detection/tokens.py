@@ -25,7 +25,7 @@ from ..vision.filters import (
 from ..vision.foreground import PATTERN_WINDOW_PX, shadow
 from ..vision.rim_fit import _fit_rims_at
 from ..vision.tag_reader import TOKEN_THICKNESS_IN
-from ..vision.tokens import face_samples, neutral_middle
+from ..vision.tokens import FACE_TOL, discs_under_terrain, face_samples, neutral_middle, shade_distance
 from ..world import MM_PER_IN
 from .detections import KIND_OBJECTIVE, KIND_STATE, KIND_TREASURE, Detections
 
@@ -36,6 +36,9 @@ TOKEN_COLOURS_BGR = {"treasure": (40, 175, 215), "objective": (235, 235, 235)}
 # A plain disc of a token's colour beyond the game's count of them is dropped only when
 # its score is under this share of the last one kept (scores of token faces: 0.7-1.0).
 TOKEN_CAP_MARGIN = 0.9
+# A plain token placed from the part of it terrain leaves in sight (_tokens_by_terrain):
+# its centre is known along the part seen, less well toward the part hidden.
+PARTIAL_TOKEN_SIGMA_IN = 0.1
 
 
 def _on_bases(rows: np.ndarray, cols: np.ndarray, not_here: np.ndarray | None) -> np.ndarray:
@@ -193,6 +196,69 @@ class Tokens:
             out[i] = not win.any()
         return out
 
+    def _in_shadow(self, lab: np.ndarray, centre_px: np.ndarray, diameter_in: float) -> bool:
+        """Whether the middle of a disc at ``centre_px`` (floor view) is mostly the empty
+        table in shadow (``vision.foreground.shadow``: darker, the mat's own a and b, and
+        its print's pattern kept): a miniature's shadow on a dark green mat is a dark disc
+        of a token's size, the face of a black token; a token's paint is flat and not the
+        mat's (a white token on a pale grey mat keeps its hue, not its print)."""
+        if self._bg_floor is None or self.styled_shadow_share > 1.0:
+            return False
+        R = max(1, int(0.4 * diameter_in * self.px_per_in))
+        r0, c0 = int(round(centre_px[1])), int(round(centre_px[0]))
+        win = (slice(max(r0 - R, 0), r0 + R + 1), slice(max(c0 - R, 0), c0 + R + 1))
+        if not lab[win].size:
+            return False
+        return float(shadow(lab[win], self._bg_floor[win], pattern=True).mean()) >= self.styled_shadow_share
+
+    def _tokens_by_terrain(self, lab: np.ndarray, bases: Detections, tokens: Detections,
+                           usable: np.ndarray) -> Detections:
+        """Plain tokens of a configured colour (``untagged_token_styles``) that terrain
+        hides in part (``vision.tokens.discs_under_terrain``), while the game has more plain
+        tokens of that kind than were found: on the floor beside a piece, where the frame
+        shows the colour and the empty table does not, off every base found (``bases``)
+        and token (``tokens``). Their sigma at least PARTIAL_TOKEN_SIGMA_IN with the
+        calibration's. (``usable``: the floor view's pixels that may be looked at.)"""
+        styles = self._token_styles
+        hidden = self._terrain_mask_floor
+        if not styles or not self.tokens_by_terrain or self._bg_floor is None or not hidden.any():
+            return Detections()
+        S = self.px_per_in
+        codes = {"objective": KIND_OBJECTIVE, "treasure": KIND_TREASURE}
+        plain = tokens.tag_id < 0
+        lacking = {kind: spec.untagged - int((plain & (tokens.kind == codes[kind])).sum())
+                   for kind, spec in self.config.tokens.items() if kind in codes}
+        if max(lacking.values(), default=0) <= 0:
+            return Detections()
+        reach = int(np.ceil(max(spec.diameter_in for spec in self.config.tokens.values()) * S))
+        near = cv2.dilate(hidden.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * reach + 1,) * 2)) > 0
+        near &= usable & ~hidden & ~self._footprints(bases)
+        idx = np.flatnonzero(near)
+        here, empty = lab.reshape(-1, 3)[idx], self._bg_floor.reshape(-1, 3)[idx]
+        placed = [np.asarray(xy, float) for xy in tokens.xyz[:, :2]]
+        in_shadow = shadow(lab, self._bg_floor, pattern=True).flat[idx]  # (the mat darkened, its print kept: no paint)
+        rows = []
+        for k, kind in enumerate(styles.kinds):
+            spec = self.config.tokens.get(kind)
+            if spec is None or lacking.get(kind, 0) <= 0:
+                continue
+            face = np.zeros(near.shape, bool)
+            face.flat[idx[(shade_distance(here, styles.labs[k:k + 1])[:, 0] <= FACE_TOL)
+                          & (shade_distance(empty, styles.labs[k:k + 1])[:, 0] > FACE_TOL) & ~in_shadow]] = True
+            for col, row, seen in discs_under_terrain(face, hidden, spec.diameter_in / 2 * S, lacking[kind]):
+                xy = self.floor.to_world(np.array([col]), np.array([row]))[0]
+                if any(np.hypot(*(xy - p)) < spec.diameter_in for p in placed) or lacking[kind] <= 0:
+                    continue
+                placed.append(xy)
+                lacking[kind] -= 1
+                rows.append({"xyz": (float(xy[0]), float(xy[1]), 0.0), "kind": codes[kind], "tag_id": -1,
+                             "score": seen})
+        found = Detections.from_rows(rows)
+        self._add_sigma(found)
+        if len(found) and len(found.sigma_in):
+            found.sigma_in = np.hypot(found.sigma_in, PARTIAL_TOKEN_SIGMA_IN)
+        return found
+
     @property
     def _token_styles_by_kind(self) -> set[str]:
         """The token kinds whose plain tokens' colours the config lists (and that have some)."""
@@ -212,6 +278,8 @@ class Tokens:
                         np.float32).reshape(-1, 3)
         got = styles.face_kind(face_samples(lab, c, diameter_in / 2 * self.px_per_in), rims)
         if got is None or self.config.tokens[got[0]].untagged <= 0:
+            return None
+        if self._in_shadow(lab, c, diameter_in):
             return None
         return KIND_OBJECTIVE if got[0] == "objective" else KIND_TREASURE
 

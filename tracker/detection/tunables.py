@@ -248,6 +248,14 @@ class Tunables:
     # round base within this many mm of the token's size (its roster): a 1 in red disc is no
     # red side's 32 mm base. None: every side's rim, whatever its bases.
     token_rim_size_mm: float | None = 4.0
+    # Plain tokens of a configured colour looked for beside terrain that hides part of
+    # them, while the game has more than were found (_tokens_by_terrain).
+    tokens_by_terrain = True
+    # A plain token's disc whose middle is this share or more the empty table in shadow
+    # (its print's pattern kept) is a shadow, whatever its colour (_in_shadow; above 1:
+    # never). (A miniature's shadow read as a black token: 0.73; black, white tokens on
+    # dark green and pale grey mats: 0.01, 0.38.)
+    styled_shadow_share = 0.6
     # ... sized and centred by the circle running along the patch's boundary within
     # ``pursue_round_reach_in`` of the patch's placement, on ``pursue_round_share`` of
     # its length at least.

@@ -195,3 +195,58 @@ def objective_face(lab: np.ndarray, centre_px: np.ndarray, radius_px: float) -> 
     # Printed card is neutral and flat; a painted, shaded miniature is neither.
     flat_neutral = float(np.median(band(chroma, 0.0, 0.3))) < 8.0 and float(np.std(centre_l)) < 15.0
     return centre > 150 and flat_neutral and float(np.mean(ring < centre - 40)) >= 0.8
+
+
+# A disc partly hidden by terrain (discs_under_terrain): at least this share of it shows
+# the token's colour, at least this share lies under the terrain, at most this share is
+# neither (bare table where the disc would be), and the colour's patch reaches at most
+# this share of a disc beyond it (a patch of that paint larger than a token is not one).
+PARTIAL_SEEN, PARTIAL_HIDDEN, PARTIAL_BARE, PARTIAL_SPILL = 0.25, 0.15, 0.12, 0.2
+
+
+def discs_under_terrain(face: np.ndarray, hidden: np.ndarray, radius_px: float,
+                        n_max: int) -> list[tuple[float, float, float]]:
+    """Discs of ``radius_px`` that terrain hides in part: places where a disc would show
+    ``face`` (a mask of the token's colour where the empty table has none) wherever it is
+    not ``hidden`` (a mask of the floor terrain stands in front of), by the shares
+    PARTIAL_SEEN, PARTIAL_HIDDEN, PARTIAL_BARE and PARTIAL_SPILL. A token half under a
+    platform's overhang shows a half disc of its colour cut by the platform's edge: the
+    full search, which fits a disc's whole edge, never finds it. Out: up to ``n_max``
+    (col, row, share seen), most seen first, no two within a diameter.
+
+    >>> face, hidden = np.zeros((60, 60), bool), np.zeros((60, 60), bool)
+    >>> hidden[:, 30:] = True
+    >>> _ = cv2.circle(face.view(np.uint8), (30, 25), 10, 1, -1); face &= ~hidden
+    >>> [(c, r, round(s, 1)) for c, r, s in discs_under_terrain(face, hidden, 10.0, 2)]
+    [(30.0, 25.0, 0.5)]
+    >>> discs_under_terrain(face, np.zeros_like(hidden), 10.0, 2)  # nothing hides the rest: no token
+    []
+    """
+    r = int(np.ceil(radius_px))
+    yy, xx = np.mgrid[-r:r + 1, -r:r + 1]
+    disc = (np.hypot(xx, yy) <= radius_px).astype(np.float32)
+    area = float(disc.sum())
+    f, h = face.astype(np.float32), (hidden & ~face).astype(np.float32)
+    seen = cv2.filter2D(f, -1, disc, borderType=cv2.BORDER_CONSTANT)
+    under = cv2.filter2D(h, -1, disc, borderType=cv2.BORDER_CONSTANT)
+    bare = area - seen - under
+    ok = (seen >= PARTIAL_SEEN * area) & (under >= PARTIAL_HIDDEN * area) & (bare <= PARTIAL_BARE * area)
+    if not ok.any():
+        return []
+    n, labels = cv2.connectedComponents(face.astype(np.uint8), connectivity=8)
+    patch_area = np.bincount(labels.ravel(), minlength=n)
+    where = np.flatnonzero(ok)
+    out: list[tuple[float, float, float]] = []
+    for k in where[np.argsort(-(seen - 2 * bare).ravel()[where], kind="stable")]:
+        row, col = divmod(int(k), ok.shape[1])
+        if len(out) >= n_max:
+            break
+        if any(np.hypot(col - c, row - q) < 2 * radius_px for c, q, _ in out):
+            continue
+        win = (slice(max(row - r, 0), row + r + 1), slice(max(col - r, 0), col + r + 1))
+        d = disc[win[0].start - row + r:win[0].stop - row + r, win[1].start - col + r:win[1].stop - col + r]
+        ids = np.unique(labels[win][(d > 0) & face[win]])
+        if patch_area[ids[ids > 0]].sum() - seen[row, col] > PARTIAL_SPILL * area:
+            continue
+        out.append((float(col), float(row), float(seen[row, col] / area)))
+    return out
