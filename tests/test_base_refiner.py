@@ -219,11 +219,11 @@ def test_a_patch_the_pursuit_could_not_name_becomes_the_base_the_refiner_reads_t
     assert named_right == len(bases)
 
 
-def test_a_weak_base_given_another_sides_colour_is_read_back_to_its_own():
-    """``TableDetector._sides_read``: round bases fitted on little rim that carry another
-    side's name (as a miniature's paint of that colour can give them) take the side the
-    refiner reads from their rim, the old one a rival; bases fitted on more of their rim
-    are left to their fits."""
+def test_a_base_given_another_sides_colour_is_read_back_to_its_own():
+    """``TableDetector._sides_read``: round bases that carry another side's name (as a
+    miniature's paint of that colour can give them) take the side the refiner reads from
+    their rim, the old one a rival: every round base (``read_sides_all``), or only those
+    fitted on little rim, the others left to their fits."""
     from tracker.detection import KIND_BASE
     from tracker.pipeline import Pipeline
 
@@ -238,12 +238,17 @@ def test_a_weak_base_given_another_sides_colour_is_read_back_to_its_own():
     sides = [s.index for s in det.config.sides]
     found.side[rounds[:8]] = [sides[(sides.index(s) + 1) % len(sides)] for s in true_side[rounds[:8]]]
     named = found.side.copy()
-    found.rivals[:] = 0
     found.score[weak] = 0.2
-    det._sides_read(frame, found)
-    assert np.array_equal(found.side[weak], true_side[weak])
-    assert all(found.rivals[i] & (1 << int(sides[(sides.index(true_side[i]) + 1) % len(sides)])) for i in weak)
-    assert np.array_equal(found.side[strong], named[strong]) and not found.rivals[strong].any()
+    for every in (False, True):
+        found.side[:], found.rivals[:] = named, 0
+        det.read_sides_all = every
+        det._sides_read(frame, found)
+        assert np.array_equal(found.side[weak], true_side[weak])
+        assert all(found.rivals[i] & (1 << int(sides[(sides.index(true_side[i]) + 1) % len(sides)])) for i in weak)
+        if every:
+            assert np.array_equal(found.side[strong], true_side[strong]) and found.rivals[strong].all()
+        else:
+            assert np.array_equal(found.side[strong], named[strong]) and not found.rivals[strong].any()
 
 
 

@@ -93,15 +93,16 @@ class LearnedReads:
         """(index, rim colour as this table's light shows it, BGR) per side."""
         return [(s.index, self.light.as_seen(s.rim_bgr)) for s in self.config.sides]
 
-    def _weak_rounds(self, bases: Detections) -> tuple[np.ndarray, np.ndarray] | None:
-        """The round bases placed from little rim (under ``refine_below`` of it fitted, or
-        found as a patch), by index, and the point under the camera; None where there are
-        none or the refiner cannot read them (no model, no empty table, a camera known
-        only as a homography)."""
+    def _weak_rounds(self, bases: Detections, below: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The round bases placed from little rim (under ``below`` of it fitted,
+        ``refine_below`` unless said, or found as a patch), by index, and the point under
+        the camera; None where there are none or the refiner cannot read them (no model,
+        no empty table, a camera known only as a homography)."""
         nadir = self._reader_nadir(self.refiner) if len(bases) else None
         if nadir is None:
             return None
-        weak = (bases.kind == KIND_BASE) & (bases.shape == 0) & ((bases.score < self.refine_below) | bases.from_foreground)
+        below = self.refine_below if below is None else below
+        weak = (bases.kind == KIND_BASE) & (bases.shape == 0) & ((bases.score < below) | bases.from_foreground)
         idx = np.flatnonzero(weak)
         return (idx, nadir) if len(idx) else None
 
@@ -305,13 +306,13 @@ class LearnedReads:
                 self._doubts.append(_Patch(float(xy[0]), float(xy[1]), z, shapes[p.outline].hx / S, [], "round", False))
 
     def _sides_read(self, frame: np.ndarray, bases: Detections) -> None:
-        """Round bases placed from little rim (as ``_refined`` picks them) whose side the
-        learned refiner reads as another's: under ``side_own_p`` for their own side's rim
+        """Round bases (every one with ``read_sides_all``, else those placed from little rim,
+        as ``_refined`` picks them) whose side the learned refiner reads as another's: under ``side_own_p`` for their own side's rim
         colour, ``doubt_base_p`` or more for one other's and under ``doubt_rival_p`` for
         the rest. They take that side, in place, their old one a rival. (Those it reads as
         no side's at all are kept: dropped, 53 tuning tables it never saw lost more true
         bases than false ones, recall 96.6 -> 95.8 %, precision 98.5 -> 98.8 %.)"""
-        weak = self._weak_rounds(bases) if self.read_sides else None
+        weak = self._weak_rounds(bases, math.inf if self.read_sides_all else None) if self.read_sides else None
         if weak is None:
             return
         idx, nadir = weak

@@ -179,6 +179,10 @@ class Tunables:
     # one other, is that other's (_sides_read). (There: sides right 97.2 -> 98.4 %,
     # control calls agreeing 1,100 -> 1,105 of 1,192, wrong 18 -> 17.)
     read_sides, side_own_p = True, 0.1
+    # ... and not only weak ones: every round base (False: those under refine_below).
+    # (23 Warcry tuning tables the refiner never saw: sides right 2,547 -> 2,554 of 2,579,
+    # 8 made right, 1 wrong; 16 mixed ones: one more right; nothing else changed.)
+    read_sides_all = True
     # ... and so is every patch of a round size the bases found leave unexplained,
     # whatever the rosters lack (_proposed_rounds). (53 tuning tables it never saw:
     # recall 96.6 -> 97.7 %, precision 98.5 -> 98.3 %, control calls agreeing 1,105 ->
