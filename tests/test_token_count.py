@@ -366,3 +366,12 @@ def test_a_plain_token_half_under_terrain_is_found_and_a_shadow_is_none(black_di
     assert len(after) == len(truth["tokens"])
     found = _near(after, hidden["x"], hidden["y"], 0.2)[0]
     assert found.tag_id is None and found.sigma_in >= 0.1  # (placed from half a disc: it says so)
+
+
+def test_doctests_of_the_token_stage():
+    import doctest
+
+    import tracker.detection.tokens
+
+    failed, tried = doctest.testmod(tracker.detection.tokens)
+    assert tried > 0 and failed == 0

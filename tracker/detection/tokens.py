@@ -25,7 +25,13 @@ from ..vision.filters import (
 from ..vision.foreground import PATTERN_WINDOW_PX, shadow
 from ..vision.rim_fit import _fit_rims_at
 from ..vision.tag_reader import TOKEN_THICKNESS_IN
-from ..vision.tokens import FACE_TOL, discs_under_terrain, face_samples, neutral_middle, shade_distance
+from ..vision.tokens import (
+    FACE_TOL,
+    discs_under_terrain,
+    face_samples,
+    neutral_middle,
+    shade_distance,
+)
 from ..world import MM_PER_IN
 from .detections import KIND_OBJECTIVE, KIND_STATE, KIND_TREASURE, Detections
 
@@ -36,9 +42,25 @@ TOKEN_COLOURS_BGR = {"treasure": (40, 175, 215), "objective": (235, 235, 235)}
 # A plain disc of a token's colour beyond the game's count of them is dropped only when
 # its score is under this share of the last one kept (scores of token faces: 0.7-1.0).
 TOKEN_CAP_MARGIN = 0.9
+def _share_in(mask: np.ndarray, col: float, row: float, radius_px: float) -> float:
+    """The share of the disc at (``col``, ``row``) of ``radius_px`` that ``mask`` covers.
+
+    >>> m = np.zeros((20, 20), bool); m[:, 15:] = True
+    >>> round(_share_in(m, 10.0, 10.0, 5.0), 2), round(_share_in(m, 16.0, 10.0, 3.0), 2)
+    (0.01, 0.79)
+    """
+    r = int(np.ceil(radius_px))
+    yy, xx = np.mgrid[-r:r + 1, -r:r + 1]
+    rows, cols = np.round(row + yy).astype(int), np.round(col + xx).astype(int)
+    inside = (np.hypot(xx, yy) <= radius_px) & (rows >= 0) & (cols >= 0) & (rows < mask.shape[0]) & (cols < mask.shape[1])
+    return float(mask[rows[inside], cols[inside]].mean()) if inside.any() else 0.0
+
+
 # A plain token placed from the part of it terrain leaves in sight (_tokens_by_terrain):
 # its centre is known along the part seen, less well toward the part hidden.
 PARTIAL_TOKEN_SIGMA_IN = 0.1
+# ... and its disc may lie on a base found by at most this share (the bases' own error).
+PARTIAL_ON_BASE = 0.15
 
 
 def _on_bases(rows: np.ndarray, cols: np.ndarray, not_here: np.ndarray | None) -> np.ndarray:
@@ -232,7 +254,8 @@ class Tokens:
             return Detections()
         reach = int(np.ceil(max(spec.diameter_in for spec in self.config.tokens.values()) * S))
         near = cv2.dilate(hidden.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * reach + 1,) * 2)) > 0
-        near &= usable & ~hidden & ~self._footprints(bases)
+        covered = self._footprints(bases)
+        near &= usable & ~hidden & ~covered
         idx = np.flatnonzero(near)
         here, empty = lab.reshape(-1, 3)[idx], self._bg_floor.reshape(-1, 3)[idx]
         placed = [np.asarray(xy, float) for xy in tokens.xyz[:, :2]]
@@ -245,9 +268,12 @@ class Tokens:
             face = np.zeros(near.shape, bool)
             face.flat[idx[(shade_distance(here, styles.labs[k:k + 1])[:, 0] <= FACE_TOL)
                           & (shade_distance(empty, styles.labs[k:k + 1])[:, 0] > FACE_TOL) & ~in_shadow]] = True
-            for col, row, seen in discs_under_terrain(face, hidden, spec.diameter_in / 2 * S, lacking[kind]):
+            for col, row, seen in discs_under_terrain(face, hidden, spec.diameter_in / 2 * S, lacking[kind] + 1):
                 xy = self.floor.to_world(np.array([col]), np.array([row]))[0]
-                if any(np.hypot(*(xy - p)) < spec.diameter_in for p in placed) or lacking[kind] <= 0:
+                # (Nor over a base found: a token does not lie under one, and a miniature half
+                # under a piece, its paint the token's, stands beside its base's rim.)
+                if _share_in(covered, col, row, spec.diameter_in / 2 * S) > PARTIAL_ON_BASE \
+                        or any(np.hypot(*(xy - p)) < spec.diameter_in for p in placed) or lacking[kind] <= 0:
                     continue
                 placed.append(xy)
                 lacking[kind] -= 1

@@ -199,9 +199,11 @@ def objective_face(lab: np.ndarray, centre_px: np.ndarray, radius_px: float) -> 
 
 # A disc partly hidden by terrain (discs_under_terrain): at least this share of it shows
 # the token's colour, at least this share lies under the terrain, at most this share is
-# neither (bare table where the disc would be), and the colour's patch reaches at most
-# this share of a disc beyond it (a patch of that paint larger than a token is not one).
-PARTIAL_SEEN, PARTIAL_HIDDEN, PARTIAL_BARE, PARTIAL_SPILL = 0.25, 0.15, 0.12, 0.2
+# neither (bare table where the disc would be, inside its blurred edge of PARTIAL_EDGE_PX),
+# and the colour's patches there hold at most this share of a disc in all (a patch of that
+# paint larger than a token is no token; its wall, seen past its face, adds a little).
+PARTIAL_SEEN, PARTIAL_HIDDEN, PARTIAL_BARE, PARTIAL_PATCH = 0.25, 0.15, 0.12, 1.0
+PARTIAL_EDGE_PX = 1.5
 
 
 def discs_under_terrain(face: np.ndarray, hidden: np.ndarray, radius_px: float,
@@ -209,7 +211,7 @@ def discs_under_terrain(face: np.ndarray, hidden: np.ndarray, radius_px: float,
     """Discs of ``radius_px`` that terrain hides in part: places where a disc would show
     ``face`` (a mask of the token's colour where the empty table has none) wherever it is
     not ``hidden`` (a mask of the floor terrain stands in front of), by the shares
-    PARTIAL_SEEN, PARTIAL_HIDDEN, PARTIAL_BARE and PARTIAL_SPILL. A token half under a
+    PARTIAL_SEEN, PARTIAL_HIDDEN, PARTIAL_BARE and PARTIAL_PATCH. A token half under a
     platform's overhang shows a half disc of its colour cut by the platform's edge: the
     full search, which fits a disc's whole edge, never finds it. Out: up to ``n_max``
     (col, row, share seen), most seen first, no two within a diameter.
@@ -229,8 +231,14 @@ def discs_under_terrain(face: np.ndarray, hidden: np.ndarray, radius_px: float,
     f, h = face.astype(np.float32), (hidden & ~face).astype(np.float32)
     seen = cv2.filter2D(f, -1, disc, borderType=cv2.BORDER_CONSTANT)
     under = cv2.filter2D(h, -1, disc, borderType=cv2.BORDER_CONSTANT)
+    # Bare table is counted inside the disc's blurred edge only: there the token's colour
+    # mixes with the table's, and the terrain's outline is a pixel or two off.
+    # (Placed by the whole disc's fit, seen less twice the bare.)
+    core = (np.hypot(xx, yy) <= radius_px - PARTIAL_EDGE_PX).astype(np.float32)
+    bare_core = core.sum() - cv2.filter2D(f, -1, core, borderType=cv2.BORDER_CONSTANT) \
+        - cv2.filter2D(h, -1, core, borderType=cv2.BORDER_CONSTANT)
     bare = area - seen - under
-    ok = (seen >= PARTIAL_SEEN * area) & (under >= PARTIAL_HIDDEN * area) & (bare <= PARTIAL_BARE * area)
+    ok = (seen >= PARTIAL_SEEN * area) & (under >= PARTIAL_HIDDEN * area) & (bare_core <= PARTIAL_BARE * area)
     if not ok.any():
         return []
     n, labels = cv2.connectedComponents(face.astype(np.uint8), connectivity=8)
@@ -246,7 +254,7 @@ def discs_under_terrain(face: np.ndarray, hidden: np.ndarray, radius_px: float,
         win = (slice(max(row - r, 0), row + r + 1), slice(max(col - r, 0), col + r + 1))
         d = disc[win[0].start - row + r:win[0].stop - row + r, win[1].start - col + r:win[1].stop - col + r]
         ids = np.unique(labels[win][(d > 0) & face[win]])
-        if patch_area[ids[ids > 0]].sum() - seen[row, col] > PARTIAL_SPILL * area:
+        if patch_area[ids[ids > 0]].sum() > PARTIAL_PATCH * area:
             continue
         out.append((float(col), float(row), float(seen[row, col] / area)))
     return out
