@@ -286,3 +286,36 @@ def test_a_round_patch_no_base_explains_is_offered_to_the_refiner_and_named():
         right += len(named)
     # Measured when written: 7 of 8 (a 25 mm base's patch under the pursuit's threshold).
     assert right >= 6
+
+
+def test_a_shipped_network_runs_one_input_at_a_time_whatever_the_threads():
+    """Two live tables in one server share the shipped models; OpenCV's Net run from two
+    threads at once crashed the process (a CI run aborted in ``_sides_read``; four threads
+    of varied batches without the lock: a segfault or a floating point exception in 2 of
+    3 runs). Run in a child process, so that a crash fails this test, not the suite."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import threading
+        import numpy as np
+        from tracker.vision.refiner import BaseRefiner
+        from tracker.vision.stand_refiner import CHANNELS, StandRefiner
+
+        nets = [(BaseRefiner.load(), 9, ["offset", "size_logits"]), (StandRefiner.load(), CHANNELS, "offset")]
+        def work(seed):
+            rng = np.random.default_rng(seed)
+            for k in range(40):
+                net, channels, outputs = nets[k % 2]
+                out = net.run(rng.random((int(rng.integers(1, 24)), 64, 64, channels), dtype=np.float32), outputs)
+                assert len(out)
+        threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print("ran")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "ran" in done.stdout, (done.returncode, done.stderr[-2000:])

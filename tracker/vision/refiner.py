@@ -17,6 +17,7 @@ from the miniature's paint. Runs on OpenCV's DNN module (no torch).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,16 @@ class ShippedNet:
     def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path or self.MODEL_PATH)
         self.net = cv2.dnn.readNetFromONNX(str(self.path))
+        # One input at a time: two live tables in one server share the shipped model, and
+        # OpenCV's Net aborts the process when two threads run it at once.
+        self._lock = threading.Lock()
+
+    def run(self, crops: np.ndarray, outputs: str | list[str]) -> Any:
+        """The network's ``outputs`` for ``crops`` (N, H, W, C), one caller at a time."""
+        blob = np.ascontiguousarray(np.asarray(crops).transpose(0, 3, 1, 2))
+        with self._lock:
+            self.net.setInput(blob)
+            return self.net.forward(outputs)
 
     # A detector travels to the live pipeline's look worker pickled; an OpenCV network does
     # not pickle, so a refiner travels as its model's path and reads it again there.
@@ -76,9 +87,8 @@ class BaseRefiner(ShippedNet):
             return np.zeros((0, 2)), np.zeros((0, len(SIZES_MM))), np.zeros(0)
         rim_bgr = np.asarray(rim_bgr, np.float32).reshape(len(xyz_top), 3)
         crops = np.stack([base_crop(camera, frame, empty, p[:2], p[2], nadir, c) for p, c in zip(xyz_top, rim_bgr)])
-        self.net.setInput(np.ascontiguousarray(crops.transpose(0, 3, 1, 2)))
         says_present = "present" in self.net.getUnconnectedOutLayersNames()
-        outs = self.net.forward(["offset", "size_logits", "present"] if says_present else ["offset", "size_logits"])
+        outs = self.run(crops, ["offset", "size_logits", "present"] if says_present else ["offset", "size_logits"])
         off, logits = outs[0], outs[1]
         present = 1.0 / (1.0 + np.exp(-outs[2][:, 0])) if says_present else None
         xy = np.empty((len(xyz_top), 2))

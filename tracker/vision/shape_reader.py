@@ -91,8 +91,7 @@ class ShapeReader(ShippedNet):
             return ShapeReading(np.zeros((0, 2)), np.zeros((0, len(SHAPES))), np.zeros((0, 2)), np.zeros(0))
         rim_bgr = np.asarray(rim_bgr, np.float32).reshape(n, 3)
         crops = np.stack([shape_crop(camera, frame, empty, p[:2], p[2], nadir, c) for p, c in zip(xyz_top, rim_bgr)])
-        self.net.setInput(np.ascontiguousarray(crops.transpose(0, 3, 1, 2)))
-        off, logits, size, turn = self.net.forward(["offset", "shape_logits", "size", "turn"])
+        off, logits, size, turn = self.run(crops, ["offset", "shape_logits", "size", "turn"])
         xy, angle = np.empty((n, 2)), np.empty(n)
         for i, p in enumerate(xyz_top):
             across, away = crop_axes(p[:2], nadir)

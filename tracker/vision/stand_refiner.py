@@ -83,8 +83,7 @@ class StandRefiner(ShippedNet):
         rim_bgr = np.asarray(rim_bgr, np.float32).reshape(len(xyz_top), 3)
         crops = np.stack([stand_crop(camera, frame, empty, p[:2], p[2], a, nadir, c)
                           for p, a, c in zip(xyz_top, angle_deg, rim_bgr)])
-        self.net.setInput(np.ascontiguousarray(crops.transpose(0, 3, 1, 2)))
-        off = self.net.forward("offset")
+        off = self.run(crops, "offset")
         xy = np.empty((len(xyz_top), 2))
         for i, (p, a) in enumerate(zip(xyz_top, angle_deg)):
             along, across = stand_axes(a)
