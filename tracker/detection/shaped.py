@@ -289,9 +289,10 @@ class ShapedBases:
         # shows it too, but leaves the outline's rim strong all round: the stronger the
         # rim round the outline, the more through its middle is a miniature's paint.
         band = min(fit.band_mean)
+        cross_most = self.max_cross_all_round if self.cross_below_rim is None \
+            else max(self.max_cross_all_round, band - self.cross_below_rim)
         return (fit.score >= self.min_coverage_all_round and band >= self.min_band_all_round
-                and fit.cross <= max(self.max_cross_all_round, band - (self.cross_below_rim if self.cross_below_rim is not None else 1.0))
-                and abs(fit.offset - self.edge_bias_px) <= 1.0)
+                and fit.cross <= cross_most and abs(fit.offset - self.edge_bias_px) <= 1.0)
 
     def _follow_shape(self, stands: list[tuple[int, np.ndarray, "PlaneView", np.ndarray, tuple[int, int]]],
                       fighters: list, small_mm: list) -> dict[int, dict]:

@@ -42,6 +42,13 @@ TOKEN_COLOURS_BGR = {"treasure": (40, 175, 215), "objective": (235, 235, 235)}
 # A plain disc of a token's colour beyond the game's count of them is dropped only when
 # its score is under this share of the last one kept (scores of token faces: 0.7-1.0).
 TOKEN_CAP_MARGIN = 0.9
+# A plain token placed from the part of it terrain leaves in sight (_tokens_by_terrain):
+# its centre is known along the part seen, less well toward the part hidden.
+PARTIAL_TOKEN_SIGMA_IN = 0.1
+# ... and its disc may lie on a base found by at most this share (the bases' own error).
+PARTIAL_ON_BASE = 0.15
+
+
 def _share_in(mask: np.ndarray, col: float, row: float, radius_px: float) -> float:
     """The share of the disc at (``col``, ``row``) of ``radius_px`` that ``mask`` covers.
 
@@ -54,13 +61,6 @@ def _share_in(mask: np.ndarray, col: float, row: float, radius_px: float) -> flo
     rows, cols = np.round(row + yy).astype(int), np.round(col + xx).astype(int)
     inside = (np.hypot(xx, yy) <= radius_px) & (rows >= 0) & (cols >= 0) & (rows < mask.shape[0]) & (cols < mask.shape[1])
     return float(mask[rows[inside], cols[inside]].mean()) if inside.any() else 0.0
-
-
-# A plain token placed from the part of it terrain leaves in sight (_tokens_by_terrain):
-# its centre is known along the part seen, less well toward the part hidden.
-PARTIAL_TOKEN_SIGMA_IN = 0.1
-# ... and its disc may lie on a base found by at most this share (the bases' own error).
-PARTIAL_ON_BASE = 0.15
 
 
 def _on_bases(rows: np.ndarray, cols: np.ndarray, not_here: np.ndarray | None) -> np.ndarray:
@@ -268,6 +268,7 @@ class Tokens:
             face = np.zeros(near.shape, bool)
             face.flat[idx[(shade_distance(here, styles.labs[k:k + 1])[:, 0] <= FACE_TOL)
                           & (shade_distance(empty, styles.labs[k:k + 1])[:, 0] > FACE_TOL) & ~in_shadow]] = True
+            # (One more than lacking: one may lie on a base or a token, and is passed over.)
             for col, row, seen in discs_under_terrain(face, hidden, spec.diameter_in / 2 * S, lacking[kind] + 1):
                 xy = self.floor.to_world(np.array([col]), np.array([row]))[0]
                 # (Nor over a base found: a token does not lie under one, and a miniature half
