@@ -164,7 +164,9 @@ def train(epochs: int, seed: int = 0) -> None:
     save_and_export(net, DATA / "net.pt", MODEL_PATH, CHANNELS, ["offset"])
 
 
-def Net():  # noqa: N802 (a torch module, made where torch is imported)
+def Net(outputs: int = 3):  # noqa: N802 (a torch module, made where torch is imported)
+    """The stand refiner's network (its three outputs: the step along and across, the
+    turn); the quarter-turn reader's is the same with its three classes."""
     from torch import nn
 
     class _Net(nn.Module):
@@ -179,7 +181,7 @@ def Net():  # noqa: N802 (a torch module, made where torch is imported)
                                       *block(16, 32), *block(32, 32), nn.MaxPool2d(2),        # 16
                                       *block(32, 64), nn.MaxPool2d(2),                        # 8
                                       *block(64, 64), nn.MaxPool2d(2))                        # 4
-            self.head = nn.Sequential(nn.Flatten(), nn.Linear(64 * 16, 128), nn.ReLU(inplace=True), nn.Linear(128, 3))
+            self.head = nn.Sequential(nn.Flatten(), nn.Linear(64 * 16, 128), nn.ReLU(inplace=True), nn.Linear(128, outputs))
 
         def forward(self, x):
             return self.head(self.body(x))

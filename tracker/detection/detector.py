@@ -25,7 +25,8 @@ from ..vision.tokens import TokenStyles
 from ..world import MM_PER_IN, TerrainPiece
 from .detections import KIND_STATE, Detections
 from .following import Following
-from .learned import LearnedReads, _Patch, _shipped_refiner, _shipped_shape_reader, _shipped_stand_refiner
+from .learned import (LearnedReads, _Patch, _shipped_quarter_reader, _shipped_refiner, _shipped_shape_reader,
+                      _shipped_stand_refiner)
 from .patches import Patches
 from .placement import Placement
 from .roster import Roster
@@ -101,6 +102,7 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         self._shaped = [(s.index, b) for s in config.sides for b in getattr(s, "shaped", ())]
         self.refiner = _shipped_refiner()  # (vision.refiner; its uses: refine_below and on)
         self.stand_refiner = _shipped_stand_refiner()  # (vision.stand_refiner: _stands_refined)
+        self.quarter_reader = _shipped_quarter_reader()  # (vision.stand_refiner: _quarters_read)
         self.shape_reader = _shipped_shape_reader()  # (vision.shape_reader: _shapes_read)
         self._shape_kernels: dict = {}
         # Token tags read up close, and what earlier looks read (vision.tag_reader).
@@ -159,7 +161,9 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         if self.config.epic is not None:
             # A side's stands beyond its units' count, counted once the tokens have taken
             # their discs: a paper disc read as a white stand had taken a real stand's
-            # place under the count (the token then took the phantom away).
+            # place under the count (the token then took the phantom away). Stands turned a
+            # quarter across two are those two first (each would count one).
+            bases = self._quarters_read(raw, bases)
             keep, unsure = self._within_epic_roster(bases)
             bases = bases[keep]
             bases.rivals = bases.rivals | unsure[keep]

@@ -238,6 +238,9 @@ class Tunables:
     # Epic stands placed again where the learned stand refiner reads them, within this
     # reach and turn (learned._stands_refined), weighed against their fit (or taken).
     stand_reach_in, stand_turn_reach_deg, stand_weighed = 0.5, 20.0, True
+    # A stand the learned quarter-turn reader reads as lying across two side by side, this
+    # sure, is those two (learned._quarters_read).
+    read_quarters, quarter_p = True, 0.9
     refine_size_p = 0.9
     # A base the learned shape reader reads as another shape of its side's roster, this
     # sure and its long size this near the roster's, is that base (learned._shapes_read).

@@ -26,6 +26,7 @@ from .base_crops import CROP_PX, crop_axes, crop_of, grid_along
 from .refiner import ShippedNet
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "stand_refiner.onnx"
+QUARTER_PATH = Path(__file__).resolve().parent / "models" / "stand_quarter.onnx"
 CHANNELS = 11
 
 
@@ -89,3 +90,25 @@ class StandRefiner(ShippedNet):
             along, across = stand_axes(a)
             xy[i] = p[:2] + off[i, 0] * along + off[i, 1] * across
         return xy, angle_deg + np.degrees(off[:, 2])
+
+
+class QuarterReader(ShippedNet):
+    """``read(camera, frame, empty, xyz_top, angle_deg, nadir, rim_bgr)`` -> (n, 3)
+    probabilities that each guess is a stand (0), or lies turned a quarter across two
+    stands side by side whose square's centre is on its left (1: along +across) or its
+    right (2). Trained by ``scripts/train_stand_quarter.py`` on the training split."""
+
+    MODEL_PATH = QUARTER_PATH
+
+    def read(self, camera: Any, frame: np.ndarray, empty: np.ndarray, xyz_top: np.ndarray, angle_deg: np.ndarray,
+             nadir: np.ndarray, rim_bgr: np.ndarray) -> np.ndarray:
+        xyz_top = np.asarray(xyz_top, float).reshape(-1, 3)
+        angle_deg = np.asarray(angle_deg, float).reshape(-1)
+        if not len(xyz_top):
+            return np.zeros((0, 3))
+        rim_bgr = np.asarray(rim_bgr, np.float32).reshape(len(xyz_top), 3)
+        crops = np.stack([stand_crop(camera, frame, empty, p[:2], p[2], a, nadir, c)
+                          for p, a, c in zip(xyz_top, angle_deg, rim_bgr)])
+        logits = np.asarray(self.run(crops, "quarter"), float)
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
