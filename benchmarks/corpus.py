@@ -12,7 +12,8 @@ Protocol:
   1/4), resolutions cycle 720p / 1080p / 720p / 1080p / 4K (40 / 40 / 20 %); the cycles
   are 4 and 5 long, so over any 20 consecutive entries every kind meets every resolution.
 * TRAINING (seeds 400000-400399, kinds and resolutions cycling as the other two) only
-  feeds the learned models' training crops (``scripts/train_shape_reader.py``) beyond
+  feeds the learned models' training crops (``scripts/train_shape_reader.py``;
+  ``scripts/train_stand_quarter.py`` reads only it) beyond
   the tuning tables they read: a model trained on a tuning split's first tables is
   compared, with and without it, on the rest of them, which it never saw. Never scored.
 * SMOKE (seeds 300000 warcry, 300001 warcry-mixed, 300003 epic; 1920x1080, 2 frames each)

@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.corpus import cache_dir, ensure, select  # noqa: E402
 from tracker.vision.stand_refiner import CHANNELS, QUARTER_PATH, stand_axes, stand_crop  # noqa: E402
 from train_base_refiner import save_and_export, table_frames  # noqa: E402  (beside this script)
-from train_stand_refiner import Net, _inputs, _taught  # noqa: E402
+from train_stand_refiner import Net, _inputs, _taught, optimiser, split_crops, varied  # noqa: E402
 
 DATA = cache_dir().parent / "stand-quarter"
 PAIR_TURN_DEG, PAIR_ALONG = 10.0, 0.6  # (the along tolerance in half depths, as vision.stands.retile's)
@@ -114,32 +114,17 @@ def train(epochs: int, seed: int = 0) -> None:
     import torch
     from torch import nn
 
-    torch.manual_seed(seed)
-    x = np.load(DATA / "x.npy", mmap_mode="r")
-    lab = np.load(DATA / "labels.npz")
-    away, y, table = lab["away"], lab["y"], lab["table"]
-    val = table % 10 == 9
-    print(f"{len(x)} crops ({int((y > 0).sum())} turned); training {int((~val).sum())}, validation {int(val.sum())}")
+    (xt, at, yt), (xv, av, yv), gen = split_crops(DATA, seed)
+    print(f"{int((yt > 0).sum()) + int((yv > 0).sum())} crops turned a quarter")
     net = Net(outputs=3)
-    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
-    steps = epochs * int(np.ceil((~val).sum() / 128))
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-3, total_steps=steps)
-    xt = torch.from_numpy(np.ascontiguousarray(x[~val]))
-    at, yt = torch.from_numpy(away[~val]), torch.from_numpy(y[~val])
-    xv, av, yv = torch.from_numpy(np.ascontiguousarray(x[val])), torch.from_numpy(away[val]), torch.from_numpy(y[val])
-    gen = torch.Generator().manual_seed(seed)
+    opt, sched = optimiser(net, epochs, len(xt))
     for ep in range(epochs):
         net.train()
         t0, tot = time.time(), 0.0
         for idx in torch.randperm(len(xt), generator=gen).split(128):
-            xb = _inputs(xt[idx], at[idx])
+            xb, flip = varied(xt[idx], at[idx], gen)
             yb = yt[idx].clone()
-            xb[:, :9] = xb[:, :9] * (0.8 + 0.4 * torch.rand(len(xb), 1, 1, 1, generator=gen))
-            # Mirrored across the guess's long side: the square's side swaps.
-            flip = torch.rand(len(xb), generator=gen) < 0.5
-            xb[flip] = xb[flip].flip(2)
-            xb[flip, 10] = -xb[flip, 10]
-            yb[flip] = torch.where(yb[flip] > 0, 3 - yb[flip], yb[flip])
+            yb[flip] = torch.where(yb[flip] > 0, 3 - yb[flip], yb[flip])  # (mirrored: the square's side swaps)
             loss = nn.functional.cross_entropy(net(xb), yb)
             opt.zero_grad()
             loss.backward()

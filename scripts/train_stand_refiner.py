@@ -110,39 +110,62 @@ def _inputs(x9, away):
     return torch.cat([xb, a], 1)
 
 
+def split_crops(data: Path, seed: int):
+    """The crops built into ``data``, split by table (every tenth for validation), as
+    tensors ((x, away, y) for training, the same for validation), with the generator
+    that shuffles and varies them."""
+    import torch
+
+    torch.manual_seed(seed)
+    x = np.load(data / "x.npy", mmap_mode="r")
+    lab = np.load(data / "labels.npz")
+    val = lab["table"] % 10 == 9
+    print(f"{len(x)} crops; training {int((~val).sum())}, validation {int(val.sum())} "
+          f"(tables {sorted(set(lab['table'][val].tolist()))})")
+
+    def part(m):
+        return torch.from_numpy(np.ascontiguousarray(x[m])), torch.from_numpy(lab["away"][m]), torch.from_numpy(lab["y"][m])
+
+    return part(~val), part(val), torch.Generator().manual_seed(seed)
+
+
+def optimiser(net, epochs: int, n: int):
+    """AdamW with a one-cycle schedule over ``epochs`` of ``n`` crops in batches of 128."""
+    import torch
+
+    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
+    return opt, torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-3, total_steps=epochs * int(np.ceil(n / 128)))
+
+
+def varied(x9, away, gen):
+    """A batch as the network reads it, under another light (the same on frame, empty
+    table and rim colour: a table lit otherwise) and half of it mirrored across the
+    guess's long side (rows flipped, the camera's way across negated): (input, mirrored)."""
+    import torch
+
+    xb = _inputs(x9, away)
+    xb[:, :9] = xb[:, :9] * (0.8 + 0.4 * torch.rand(len(xb), 1, 1, 1, generator=gen))
+    flip = torch.rand(len(xb), generator=gen) < 0.5
+    xb[flip] = xb[flip].flip(2)
+    xb[flip, 10] = -xb[flip, 10]
+    return xb, flip
+
+
 def train(epochs: int, seed: int = 0) -> None:
     import torch
     from torch import nn
 
-    torch.manual_seed(seed)
-    x = np.load(DATA / "x.npy", mmap_mode="r")
-    lab = np.load(DATA / "labels.npz")
-    away, y, table = lab["away"], lab["y"], lab["table"]
-    val = table % 10 == 9
-    print(f"{len(x)} crops; training {int((~val).sum())}, validation {int(val.sum())} (tables {sorted(set(table[val]))})")
+    (xt, at, yt), (xv, av, yv), gen = split_crops(DATA, seed)
     net = Net()
-    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
-    steps = epochs * int(np.ceil((~val).sum() / 128))
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-3, total_steps=steps)
-    xt = torch.from_numpy(np.ascontiguousarray(x[~val]))
-    at, yt = torch.from_numpy(away[~val]), torch.from_numpy(y[~val])
-    xv, av, yv = torch.from_numpy(np.ascontiguousarray(x[val])), torch.from_numpy(away[val]), torch.from_numpy(y[val])
-    gen = torch.Generator().manual_seed(seed)
+    opt, sched = optimiser(net, epochs, len(xt))
     # (Inches and radians: a step of 0.1 in weighs as a turn of 0.1 rad, 5.7 degrees.)
     for ep in range(epochs):
         net.train()
         t0, tot = time.time(), 0.0
         for idx in torch.randperm(len(xt), generator=gen).split(128):
-            xb = _inputs(xt[idx], at[idx])
+            xb, flip = varied(xt[idx], at[idx], gen)
             yb = yt[idx].clone()
-            # The same light on frame, empty table and rim colour (a table lit otherwise).
-            xb[:, :9] = xb[:, :9] * (0.8 + 0.4 * torch.rand(len(xb), 1, 1, 1, generator=gen))
-            # A stand mirrored across its long side is a stand: rows flipped, the step
-            # across, the turn and the camera's way across change sign.
-            flip = torch.rand(len(xb), generator=gen) < 0.5
-            xb[flip] = xb[flip].flip(2)
-            xb[flip, 10] = -xb[flip, 10]
-            yb[flip, 1:] = -yb[flip, 1:]
+            yb[flip, 1:] = -yb[flip, 1:]  # (a stand mirrored is a stand: the step across and the turn change sign)
             off = net(xb)
             loss = nn.functional.smooth_l1_loss(off * 10, yb * 10)
             opt.zero_grad()
