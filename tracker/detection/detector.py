@@ -25,8 +25,8 @@ from ..vision.tokens import TokenStyles
 from ..world import MM_PER_IN, TerrainPiece
 from .detections import KIND_STATE, Detections
 from .following import Following
-from .learned import (LearnedReads, _Patch, _shipped_quarter_reader, _shipped_refiner, _shipped_shape_reader,
-                      _shipped_stand_refiner)
+from .learned import LearnedReads, _Patch, _shipped_refiner, _shipped_shape_reader
+from .learned_stands import LearnedStands, _shipped_quarter_reader, _shipped_stand_refiner
 from .patches import Patches
 from .placement import Placement
 from .roster import Roster
@@ -40,7 +40,7 @@ from .tunables import Tunables
 
 
 class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sides, Roster, Patches, Tokens, TokenNames,
-                    LearnedReads, Following):
+                    LearnedReads, LearnedStands, Following):
     """Finds bases, tokens and terrain in frames from one calibrated camera.
 
     ``camera`` needs ``project(xyz) -> uv`` and ``unproject(uv, z) -> xy`` (see

@@ -23,7 +23,7 @@ from ..vision.foreground import foreground, shadow
 from ..vision.pursuit import roster_short
 from ..vision.refiner import SIZES_MM, BaseRefiner
 from ..vision.shape_reader import SHAPES, ShapeReader, ShapeReading
-from ..vision.stand_refiner import QuarterReader, StandRefiner, stand_axes, wrap_turn
+from ..vision.stand_refiner import wrap_turn
 from ..vision.stands import Outline, pursue, response_at
 from ..world import MM_PER_IN, PATCH_SIGMA_IN, Doubt
 from .detections import KIND_BASE, Detections
@@ -33,11 +33,6 @@ from .detections import KIND_BASE, Detections
 # it placed is stated with at least (its RMS on crescents at 720p on unseen tuning
 # tables, 0.09 in, rounded up: an honest margin for "too close to call"). See _refined.
 REFINER_ERROR_IN, REFINED_SIGMA_IN = 0.04, 0.1
-# The learned stand refiner's error per stand: its validation RMS (see _stands_refined).
-STAND_REFINER_ERROR_IN = 0.04
-# The sigma of two stands made from one read as turned a quarter across them (_quarters_read):
-# the stand refiner's reach is their placing.
-QUARTER_SIGMA_IN = 0.1
 # The shape reader's error placing a base it gives another shape: its validation RMS on
 # the detector's own guesses, rounded up (see _shapes_read).
 SHAPE_READ_SIGMA_IN = 0.08
@@ -68,18 +63,6 @@ class _Patch(NamedTuple):
 def _shipped_refiner() -> BaseRefiner | None:
     """The shipped refiner, read once for every detector; None where it is not there."""
     return BaseRefiner.load()
-
-
-@functools.lru_cache(maxsize=1)
-def _shipped_stand_refiner() -> StandRefiner | None:
-    """The shipped stand refiner, read once for every detector; None where it is not there."""
-    return StandRefiner.load()
-
-
-@functools.lru_cache(maxsize=1)
-def _shipped_quarter_reader() -> QuarterReader | None:
-    """The shipped quarter-turn reader, read once for every detector; None where it is not there."""
-    return QuarterReader.load()
 
 
 @functools.lru_cache(maxsize=1)
@@ -162,80 +145,6 @@ class LearnedReads:
         calib = self.calibration_sigma(bases.xyz[moved], lift)
         if calib is not None and stated:
             bases.sigma_in[moved] = np.maximum(bases.sigma_in[moved], np.hypot(calib, REFINED_SIGMA_IN))
-
-    def _quarters_read(self, frame: np.ndarray, bases: Detections) -> Detections:
-        """Epic stands the learned quarter-turn reader (``vision.stand_refiner.QuarterReader``,
-        the frame as the camera gave it) reads, ``quarter_p`` sure or more, as lying turned
-        a quarter across two stands side by side, made those two: the square's centre lies
-        a half depth to the side it reads, the two stands a half depth either way of it
-        along the stand read, turned a quarter from it; every stand of that side centred
-        within a depth of the square and turned as the one read (its partner, placed the same
-        wrong way, or read twice) goes. Their sigma at least ``QUARTER_SIGMA_IN``; the stand
-        refiner then places them. (Two stands side by side make a square that the same two
-        turned a quarter tile as well; at 720p the rims' line between them, which
-        ``vision.stands.retile`` reads, is a pixel wide; the miniatures, in a row along
-        each stand, show the way.)"""
-        nadir = self._reader_nadir(self.quarter_reader) if self.config.epic is not None and self.read_quarters else None
-        idx = np.flatnonzero((bases.kind == KIND_BASE) & (bases.shape == SHAPE_CODES["rect"]))
-        if nadir is None or not len(idx):
-            return bases
-        colour = dict(self._rims_as_seen())
-        top = bases.xyz[idx].copy()
-        top[:, 2] += self.config.base_thickness_in
-        p = self.quarter_reader.read(self.camera, frame, self._background_bgr, top, bases.angle_deg[idx], nadir,
-                                     np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float))
-        read = np.flatnonzero(p[:, 1] + p[:, 2] >= self.quarter_p)
-        if not len(read):
-            return bases
-        drop = np.zeros(len(bases), bool)
-        new = []
-        for k in read:
-            i = idx[k]
-            if drop[i]:
-                continue
-            hy = 0.5 * bases.size_mm[i, 1] / MM_PER_IN
-            along, across = stand_axes(bases.angle_deg[i])
-            way = 1.0 if p[k, 1] >= p[k, 2] else -1.0
-            square = bases.xyz[i, :2] + way * hy * across
-            d = bases.xyz[:, :2] - square
-            turn = np.abs(wrap_turn(bases.angle_deg - bases.angle_deg[i]))
-            gone = (bases.kind == KIND_BASE) & (bases.shape == bases.shape[i]) & (bases.side == bases.side[i]) \
-                & (np.hypot(*d.T) <= 2 * hy) & (turn <= 30.0) & ~drop
-            drop |= gone
-            for sign in (1.0, -1.0):
-                at = square + sign * hy * along
-                if (np.hypot(*(bases.xyz[~drop, :2] - at).T) < hy).any():  # (placed already)
-                    continue
-                row = bases[np.array([i])]
-                row.xyz[0, :2] = at
-                row.angle_deg[0] = (bases.angle_deg[i] + 90.0) % 180.0
-                row.sigma_in[0] = max(float(row.sigma_in[0]), QUARTER_SIGMA_IN)
-                new.append(row)
-        return Detections.merge([bases[~drop], *new])
-
-    def _stands_refined(self, frame: np.ndarray, bases: Detections) -> None:
-        """Epic stands placed again, in place, where the learned stand refiner
-        (``vision.stand_refiner``, reading the frame as the camera gave it) puts them and
-        turns them, where it moves them at most ``stand_reach_in`` and turns them at most
-        ``stand_turn_reach_deg``; between its place and theirs, each weighed by its error
-        (their stated sigma; ``STAND_REFINER_ERROR_IN``)."""
-        nadir = self._reader_nadir(self.stand_refiner) if self.config.epic is not None else None
-        idx = np.flatnonzero((bases.kind == KIND_BASE) & (bases.shape == SHAPE_CODES["rect"]))
-        if nadir is None or not len(idx):
-            return
-        colour = dict(self._rims_as_seen())
-        top = bases.xyz[idx].copy()
-        top[:, 2] += self.config.base_thickness_in
-        xy, angle = self.stand_refiner.read(self.camera, frame, self._background_bgr, top, bases.angle_deg[idx], nadir,
-                                            np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float))
-        turn = wrap_turn(angle - bases.angle_deg[idx])
-        ok = (np.hypot(*(xy - bases.xyz[idx, :2]).T) <= self.stand_reach_in) & (np.abs(turn) <= self.stand_turn_reach_deg)
-        moved = idx[ok]
-        w = np.zeros(len(moved))
-        if len(bases.sigma_in) == len(bases.kind) and self.stand_weighed:
-            w = STAND_REFINER_ERROR_IN ** 2 / (STAND_REFINER_ERROR_IN ** 2 + np.square(bases.sigma_in[moved]))
-        bases.xyz[moved, :2] = w[:, None] * bases.xyz[moved, :2] + (1 - w[:, None]) * xy[ok]
-        bases.angle_deg[moved] = np.mod(bases.angle_deg[moved] + (1 - w) * turn[ok], 180.0)
 
     def _shapes_read(self, frame: np.ndarray, bases: Detections) -> Detections:
         """On a Warcry table whose sides field ovals or rectangles, each base read again by
