@@ -25,8 +25,11 @@ from ..vision.tokens import TokenStyles
 from ..world import MM_PER_IN, TerrainPiece
 from .detections import KIND_STATE, Detections
 from .following import Following
-from .learned import LearnedReads, _Patch, _shipped_refiner, _shipped_shape_reader
-from .learned_stands import LearnedStands, _shipped_quarter_reader, _shipped_stand_refiner
+from ..vision.refiner import BaseRefiner
+from ..vision.shape_reader import ShapeReader
+from ..vision.stand_refiner import QuarterReader, StandRefiner
+from .learned import LearnedReads, _Patch
+from .learned_stands import LearnedStands
 from .patches import Patches
 from .placement import Placement
 from .roster import Roster
@@ -100,10 +103,10 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         self._table_colour = np.zeros(3, np.float32)
         # Oval and rectangular bases are only looked for where some side fields them.
         self._shaped = [(s.index, b) for s in config.sides for b in getattr(s, "shaped", ())]
-        self.refiner = _shipped_refiner()  # (vision.refiner; its uses: refine_below and on)
-        self.stand_refiner = _shipped_stand_refiner()  # (vision.stand_refiner: _stands_refined)
-        self.quarter_reader = _shipped_quarter_reader()  # (vision.stand_refiner: _quarters_read)
-        self.shape_reader = _shipped_shape_reader()  # (vision.shape_reader: _shapes_read)
+        self.refiner = BaseRefiner.shipped()  # (vision.refiner; its uses: refine_below and on)
+        self.stand_refiner = StandRefiner.shipped()  # (vision.stand_refiner: _stands_refined)
+        self.quarter_reader = QuarterReader.shipped()  # (vision.stand_refiner: _quarters_read)
+        self.shape_reader = ShapeReader.shipped()  # (vision.shape_reader: _shapes_read)
         self._shape_kernels: dict = {}
         # Token tags read up close, and what earlier looks read (vision.tag_reader).
         self.tags = TagReader(camera, self.px_per_in, self.image_size, config.table.dictionary, self._token_kind,

@@ -11,7 +11,6 @@ doubts (``_as_doubts``).
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import NamedTuple
 
@@ -21,8 +20,8 @@ from ..base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside
 from ..vision.base_crops import camera_nadir
 from ..vision.foreground import foreground, shadow
 from ..vision.pursuit import roster_short
-from ..vision.refiner import SIZES_MM, BaseRefiner
-from ..vision.shape_reader import SHAPES, ShapeReader, ShapeReading
+from ..vision.refiner import SIZES_MM
+from ..vision.shape_reader import SHAPES, ShapeReading
 from ..vision.stand_refiner import wrap_turn
 from ..vision.stands import Outline, pursue, response_at
 from ..world import MM_PER_IN, PATCH_SIGMA_IN, Doubt
@@ -57,18 +56,6 @@ class _Patch(NamedTuple):
     sides: list[int]
     shape: str
     shown: bool
-
-
-@functools.lru_cache(maxsize=1)
-def _shipped_refiner() -> BaseRefiner | None:
-    """The shipped refiner, read once for every detector; None where it is not there."""
-    return BaseRefiner.load()
-
-
-@functools.lru_cache(maxsize=1)
-def _shipped_shape_reader() -> ShapeReader | None:
-    """The shipped shape reader, read once for every detector; None where it is not there."""
-    return ShapeReader.load()
 
 
 class LearnedReads:

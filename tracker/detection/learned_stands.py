@@ -9,12 +9,11 @@ turned toward the refiner's reading, weighed by each place's error (in place).
 
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
 from ..base_shapes import SHAPE_CODES
-from ..vision.stand_refiner import QuarterReader, StandRefiner, stand_axes, wrap_turn
+from ..vision.stand_refiner import stand_axes, wrap_turn
 from ..world import MM_PER_IN
 from .detections import KIND_BASE, Detections
 
@@ -23,18 +22,6 @@ STAND_REFINER_ERROR_IN = 0.04
 # The sigma of two stands made from one read as turned a quarter across them (_quarters_read):
 # the stand refiner's reach is their placing.
 QUARTER_SIGMA_IN = 0.1
-
-@functools.lru_cache(maxsize=1)
-def _shipped_stand_refiner() -> StandRefiner | None:
-    """The shipped stand refiner, read once for every detector; None where it is not there."""
-    return StandRefiner.load()
-
-
-@functools.lru_cache(maxsize=1)
-def _shipped_quarter_reader() -> QuarterReader | None:
-    """The shipped quarter-turn reader, read once for every detector; None where it is not there."""
-    return QuarterReader.load()
-
 
 def _stand_cover(bases: Detections, xy: np.ndarray, angle_deg: float, hx: float, hy: float) -> np.ndarray:
     """Per base, the share of a stand (half sizes ``hx``, ``hy`` in) at ``xy`` turned

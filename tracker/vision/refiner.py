@@ -17,6 +17,8 @@ from the miniature's paint. Runs on OpenCV's DNN module (no torch).
 
 from __future__ import annotations
 
+import functools
+
 import threading
 from pathlib import Path
 from typing import Any
@@ -62,6 +64,17 @@ class ShippedNet:
     def load(cls):
         """The shipped model, or None where it is not there."""
         return cls() if cls.MODEL_PATH.exists() else None
+
+    @classmethod
+    def shipped(cls):
+        """The shipped model read once for every detector in the process (``load``, cached
+        per class); None where it is not there."""
+        return _shipped(cls)
+
+
+@functools.lru_cache(maxsize=None)
+def _shipped(cls: type) -> Any:
+    return cls.load()
 
 
 class BaseRefiner(ShippedNet):
