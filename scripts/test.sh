@@ -3,7 +3,8 @@
 # Usage: bash scripts/test.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# constraints.txt: the OpenCV/numpy versions the tests' margins were measured with.
+python3 -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
 if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
   # The browser tests drive Debian's Chromium (Playwright's own browser download is not
   # available here).
