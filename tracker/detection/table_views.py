@@ -139,11 +139,13 @@ class TableViews:
         same table resolution. The empty table, already re-sampled into the world-aligned
         views, is kept as it is: re-sampling the old photograph through the new camera
         would misplace every colour by the bump."""
-        kept = (self._bg_floor, self._bg_hands, self._bg_platforms, self._rims_floor, self._rims_platforms, self._gold)
+        kept = (self._bg_floor, self._bg_hands, self._bg_hands_bgr, self._bg_platforms, self._rims_floor,
+                self._rims_platforms, self._gold)
         self.camera = camera
         self.tags.set_camera(camera)  # (close-ups taken through the old pose)
         self._build_views(resample_background=False)
-        (self._bg_floor, self._bg_hands, self._bg_platforms, self._rims_floor, self._rims_platforms, self._gold) = kept
+        (self._bg_floor, self._bg_hands, self._bg_hands_bgr, self._bg_platforms, self._rims_floor, self._rims_platforms,
+         self._gold) = kept
 
     def set_background(self, empty_table_bgr: np.ndarray | None) -> None:
         """The empty table, as the camera sees it (``table.jpg``). Without one, the first
@@ -171,7 +173,8 @@ class TableViews:
         self._bg_floor = None if floor_bgr is None else _lab(floor_bgr)
         self._bg_floor_grey = None if floor_bgr is None else \
             cv2.cvtColor(floor_bgr, cv2.COLOR_BGR2GRAY).astype(np.float32)
-        self._bg_hands = None if empty_table_bgr is None else _lab(self.floor_hands.sample(empty_table_bgr))
+        self._bg_hands_bgr = None if empty_table_bgr is None else self.floor_hands.sample(empty_table_bgr)
+        self._bg_hands = None if empty_table_bgr is None else _lab(self._bg_hands_bgr)
         self._bg_platforms = [] if empty_table_bgr is None else \
             [_lab(v.sample(empty_table_bgr)) for _, v, _ in self.platform_views]
         rims = [self._rim_seen[s] for s, _, _ in self._side_lab()]
@@ -309,7 +312,7 @@ class TableViews:
         ``vision.hands.hand_skin`` in the coarse view."""
         H, W = self.floor.shape
         skin = hand_skin(self.floor_hands.sample(frame), self._bg_hands, self.floor_hands.valid,
-                         self.floor_hands.px_per_in)
+                         self.floor_hands.px_per_in, self._bg_hands_bgr)
         if not skin.any():
             none = np.zeros((H, W), bool)
             return none, none
