@@ -61,6 +61,7 @@ WHITE_EDGE_720P_SEED = 100092  # a tuning-split Warcry table: white rims on a pa
 UNSURE_SIDES_720P_SEED = 100062  # a tuning-split Warcry table: purple and blue rims read as each other
 MIXED_UNSEEN_720P_SEED = 100177  # a tuning-split mixed Warcry table past those the shape reader trained on
 LIFTED_BASE_1080P_SEED = 100153  # a tuning-split mixed Warcry table: a white base on a platform over the floor's search
+SAND_MAT_720P_SEED = 100000  # a tuning-split Warcry table: a sand mat, a hand's shadow, white rims and tags
 HIDDEN_OVAL_1080P_SEED = 100001  # a tuning-split mixed Warcry table: an oval under its miniature by a tag
 
 
@@ -101,6 +102,13 @@ def white_rims_720p_table(request, tmp_path_factory):
     near its pale mat's colour (tuning seed 100002, one frame), and a fresh calibration
     cache for it: ``(folder, {"XDG_CACHE_HOME": ...})``."""
     return _tuning_table_cached(request, tmp_path_factory, WHITE_RIMS_720P_SEED, "warcry", "white-rims")
+
+
+@pytest.fixture(scope="session")
+def sand_mat_720p_table(request, tmp_path_factory):
+    """A Warcry table at 1280x720 on a sand mat (tuning seed 100000, all eight frames: the
+    frames a hand reaches in depend on the set's length), and a fresh calibration cache."""
+    return _tuning_table_cached(request, tmp_path_factory, SAND_MAT_720P_SEED, "warcry", "sand-mat", frames=8)
 
 
 @pytest.fixture(scope="session")

@@ -87,13 +87,12 @@ def test_a_skin_coloured_unit_of_stands_is_not_a_hand_and_its_stands_are_found(s
 
 
 @pytest.fixture(scope="module")
-def hand_over_sand(request, tmp_path_factory):
-    """A Warcry tuning table at 720p (seed 100000), its second frame of eight: a hand over a sand
-    mat, its shadow falling beside a green-rimmed 40 mm base."""
-    from conftest import _first_frame, _tuning_table_cached
+def hand_over_sand(sand_mat_720p_table):
+    """The sand-mat Warcry table's second frame: a hand over the mat, its shadow falling
+    beside a green-rimmed 40 mm base."""
+    from conftest import _first_frame
 
-    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100000, "warcry", "hand-shadow",
-                                             frames=8), 1)  # (the hands' frames depend on the set's length)
+    return _first_frame(sand_mat_720p_table, 1)
 
 
 def test_a_hands_shadow_hides_no_base_and_its_skin_is_still_the_hand(hand_over_sand):

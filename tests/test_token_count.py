@@ -27,6 +27,11 @@ def lifted_base(lifted_base_1080p_table):
 
 
 @pytest.fixture(scope="module")
+def tag_by_white_rims(sand_mat_720p_table):
+    return _first_frame(sand_mat_720p_table)
+
+
+@pytest.fixture(scope="module")
 def blue_disc(blue_disc_720p_table):
     return _first_frame(blue_disc_720p_table)
 
@@ -375,3 +380,22 @@ def test_doctests_of_the_token_stage():
 
     failed, tried = doctest.testmod(tracker.detection.tokens)
     assert tried > 0 and failed == 0
+
+
+def test_a_weak_large_rim_a_tags_paper_ring_inside_it_explains_is_no_base(tag_by_white_rims):
+    """On the sand-mat table the white side lacks its 60 mm base in this frame; a 60 mm
+    white "rim" seen 12 % round, off-centre round objective 56's paper ring that it touches
+    inside, was kept as the base the roster lacks. Its edge points on the token's disc,
+    taken away, leave less than a base must show (``_on_token_edges``, now for a token
+    inside a large rim, off its middle, as well as beside it): every base found is a
+    fighter, and the objective is found with its tag."""
+    from evalsets import match
+
+    pipe, frame, truth = tag_by_white_rims
+    res = pipe.fresh().judge_still(frame, 0, 0.0)
+    d = res.detections
+    bases = d.xyz[d.kind == 0][:, :2]
+    fighters = [(f["x"], f["y"]) for f in truth["fighters"] if f["visible_fraction"] >= 0.5]
+    assert len(match(fighters, bases)) == len(bases)  # no base that is not a fighter
+    tag = [t for t in truth["tokens"] if t.get("tag_id") == 56][0]
+    assert [(t.kind, t.tag_id) for t in _near(res.state.tokens, tag["x"], tag["y"], 0.1)] == [("objective", 56)]

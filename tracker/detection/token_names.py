@@ -171,12 +171,14 @@ class TokenNames:
             pts = self._weak_edges.get(tuple(bases.xyz[j]))
             if pts is None or not len(pts):
                 continue
-            # Tokens beside the rim, not on its middle: a disc nearly concentric with a
-            # base is that base's own top or a token read on it, which the rest of
-            # _settle_discs decides (a purple 25 mm base under a disc read as an objective).
+            # Tokens off the base's middle: a disc nearly concentric with a base (within
+            # half an inch) is that base's own top or a token read on it, which the rest
+            # of _settle_discs decides (a purple 25 mm base under a disc read as an
+            # objective). One further off, inside a large rim or beside it, explains the
+            # rim's edge points on it (a tag's paper ring inside a 60 mm "rim" it touches).
             level = (np.abs(tokens.xyz[:, 2] - bases.xyz[j, 2]) < 0.5) & (
                 np.hypot(tokens.xyz[:, 0] - bases.xyz[j, 0], tokens.xyz[:, 1] - bases.xyz[j, 1])
-                >= bases.base_mm[j] / MM_PER_IN / 2)
+                >= min(bases.base_mm[j] / MM_PER_IN / 2, 0.5))
             if not level.any():
                 continue
             d = np.hypot(pts[:, None, 0] - tokens.xyz[None, level, 0], pts[:, None, 1] - tokens.xyz[None, level, 1])
