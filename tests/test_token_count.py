@@ -386,9 +386,9 @@ def test_a_weak_large_rim_a_tags_paper_ring_inside_it_explains_is_no_base(tag_by
     """On the sand-mat table the white side lacks its 60 mm base in this frame; a 60 mm
     white "rim" seen 12 % round, off-centre round objective 56's paper ring that it touches
     inside, was kept as the base the roster lacks. Its edge points on the token's disc,
-    taken away, leave less than a base must show (``_on_token_edges``, now for a token
-    inside a large rim, off its middle, as well as beside it): every base found is a
-    fighter, and the objective is found with its tag."""
+    taken away, leave less than a base must show (``_on_token_edges``, now for a read tag
+    inside a large rim, off its middle, as well as a token beside it): every base found
+    is a fighter, and the objective is found with its tag."""
     from evalsets import match
 
     pipe, frame, truth = tag_by_white_rims

@@ -171,14 +171,15 @@ class TokenNames:
             pts = self._weak_edges.get(tuple(bases.xyz[j]))
             if pts is None or not len(pts):
                 continue
-            # Tokens off the base's middle: a disc nearly concentric with a base (within
-            # half an inch) is that base's own top or a token read on it, which the rest
-            # of _settle_discs decides (a purple 25 mm base under a disc read as an
-            # objective). One further off, inside a large rim or beside it, explains the
-            # rim's edge points on it (a tag's paper ring inside a 60 mm "rim" it touches).
+            # Tokens beside the rim, not on its middle: a disc inside a base's circle may
+            # be that base's own top or miniature read as a token, which the rest of
+            # _settle_discs decides (a purple 25 mm base under a disc read as an
+            # objective). A tag read is a token whatever lies round it: one inside a
+            # large rim, off its middle (half an inch or more), explains the rim's edge
+            # points on it too (a tag's paper ring inside a 60 mm "rim" it touches).
+            off = np.hypot(tokens.xyz[:, 0] - bases.xyz[j, 0], tokens.xyz[:, 1] - bases.xyz[j, 1])
             level = (np.abs(tokens.xyz[:, 2] - bases.xyz[j, 2]) < 0.5) & (
-                np.hypot(tokens.xyz[:, 0] - bases.xyz[j, 0], tokens.xyz[:, 1] - bases.xyz[j, 1])
-                >= min(bases.base_mm[j] / MM_PER_IN / 2, 0.5))
+                (off >= bases.base_mm[j] / MM_PER_IN / 2) | ((tokens.tag_id >= 0) & (off >= 0.5)))
             if not level.any():
                 continue
             d = np.hypot(pts[:, None, 0] - tokens.xyz[None, level, 0], pts[:, None, 1] - tokens.xyz[None, level, 1])
