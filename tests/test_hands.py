@@ -109,8 +109,7 @@ def test_a_hands_shadow_hides_no_base_and_its_skin_is_still_the_hand(hand_over_s
     drawn = np.zeros(frame.shape[:2], np.uint8)
     cv2.fillPoly(drawn, [px.round().astype(np.int32)], 255)
     on_hand = view.sample(np.dstack([drawn] * 3))[..., 0] > 127
-    skin = hand_skin(view.sample(frame), detector_lab(view.sample(det._background_bgr)), view.valid,
-                     view.px_per_in, view.sample(det._background_bgr))
+    skin = hand_skin(view.sample(frame), det._bg_hands, view.valid, view.px_per_in, det._bg_hands_bgr)
     assert (skin & on_hand).sum() > 500  # the hand is found ...
     assert (skin & ~on_hand).sum() < 0.25 * (skin & on_hand).sum()  # ... and little else (was 185 %)
     d = pipe.fresh().judge_still(frame, 1, 0.0).detections

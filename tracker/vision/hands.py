@@ -74,7 +74,11 @@ def hand_skin(bgr: np.ndarray, empty_lab: np.ndarray | None, valid: np.ndarray, 
     if empty_lab is not None:
         change = cv2.compare(cv2.transform(cv2.absdiff(detector_lab(bgr), empty_lab), np.ones((1, 3))),
                              CHANGE_SUM, cv2.CMP_GT)
-        skin &= change if empty_bgr is None else cv2.bitwise_and(change, cv2.bitwise_not(shadow_of(bgr, empty_bgr)))
+        skin &= change
+        if empty_bgr is not None:  # (judged only where skin changed: the per-frame cost is on few pixels)
+            at = np.flatnonzero(skin)
+            flat = skin.reshape(-1)
+            flat[at[shadow_of(bgr.reshape(-1, 3)[at], empty_bgr.reshape(-1, 3)[at]) > 0]] = 0
     k = max(3, int(px_per_in * SPECK_IN) | 1)
     skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     least = HAND_MIN_IN2 * px_per_in ** 2
@@ -94,6 +98,7 @@ def hand_skin(bgr: np.ndarray, empty_lab: np.ndarray | None, valid: np.ndarray, 
 def shadow_of(bgr: np.ndarray, empty_bgr: np.ndarray) -> np.ndarray:
     """Where ``bgr`` is the empty table darkened (8-bit mask, 255): its channels' sum
     under ``SHADOW_DARKER`` of the table's, its chromaticity within ``SHADOW_CHROMA``.
+    Any shape whose last axis holds the three channels (a view, or a list of pixels).
 
     >>> table = np.full((2, 2, 3), (90, 150, 200), np.uint8)       # a sand mat (BGR)
     >>> frame = table.copy()
@@ -104,8 +109,8 @@ def shadow_of(bgr: np.ndarray, empty_bgr: np.ndarray) -> np.ndarray:
     """
     f = bgr.astype(np.float32) + 4.0  # (the offset keeps near-black pixels from exploding)
     e = empty_bgr.astype(np.float32) + 4.0
-    fs, es = f.sum(axis=2), e.sum(axis=2)
-    chroma = np.abs(f / fs[..., None] - e / es[..., None]).sum(axis=2)
+    fs, es = f.sum(axis=-1), e.sum(axis=-1)
+    chroma = np.abs(f / fs[..., None] - e / es[..., None]).sum(axis=-1)
     return (((fs < SHADOW_DARKER * es) & (chroma < SHADOW_CHROMA)) * 255).astype(np.uint8)
 
 
