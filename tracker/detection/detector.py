@@ -20,14 +20,14 @@ from ..base_shapes import SHAPE_NAMES, depth_inside
 from ..config import GameConfig
 from ..vision.colour import TableLight
 from ..vision.colour import detector_lab as _lab
+from ..vision.refiner import BaseRefiner
+from ..vision.shape_reader import ShapeReader
+from ..vision.stand_refiner import QuarterReader, StandRefiner
 from ..vision.tag_reader import TagReader
 from ..vision.tokens import TokenStyles
 from ..world import MM_PER_IN, TerrainPiece
 from .detections import KIND_STATE, Detections
 from .following import Following
-from ..vision.refiner import BaseRefiner
-from ..vision.shape_reader import ShapeReader
-from ..vision.stand_refiner import QuarterReader, StandRefiner
 from .learned import LearnedReads, _Patch
 from .learned_stands import LearnedStands
 from .patches import Patches

@@ -9,7 +9,6 @@ turned toward the refiner's reading, weighed by each place's error (in place).
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..base_shapes import SHAPE_CODES
@@ -22,6 +21,7 @@ STAND_REFINER_ERROR_IN = 0.04
 # The sigma of two stands made from one read as turned a quarter across them (_quarters_read):
 # the stand refiner's reach is their placing.
 QUARTER_SIGMA_IN = 0.1
+
 
 def _stand_cover(bases: Detections, xy: np.ndarray, angle_deg: float, hx: float, hy: float) -> np.ndarray:
     """Per base, the share of a stand (half sizes ``hx``, ``hy`` in) at ``xy`` turned
@@ -39,6 +39,19 @@ class LearnedStands:
     """The learned stand readers (a mixin of ``TableDetector``; the readers' nadir and the
     rims as seen come from ``LearnedReads``)."""
 
+    def _stands_to_read(self, bases: Detections, reader: object | None) -> tuple:
+        """What a stand reader is given: the stands' indices, the point under the camera
+        (None, and the rest too: no Epic game, no ``reader``, or no stand to read), the
+        stands' tops' places, and each one's side's rim colour as seen."""
+        nadir = self._reader_nadir(reader) if self.config.epic is not None else None
+        idx = np.flatnonzero((bases.kind == KIND_BASE) & (bases.shape == SHAPE_CODES["rect"]))
+        if nadir is None or not len(idx):
+            return idx, None, None, None
+        colour = dict(self._rims_as_seen())
+        top = bases.xyz[idx].copy()
+        top[:, 2] += self.config.base_thickness_in
+        return idx, nadir, top, np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float)
+
     def _quarters_read(self, frame: np.ndarray, bases: Detections) -> Detections:
         """Epic stands the learned quarter-turn reader (``vision.stand_refiner.QuarterReader``,
         the frame as the camera gave it) reads, ``quarter_p`` sure or more, as lying turned
@@ -51,15 +64,10 @@ class LearnedStands:
         turned a quarter tile as well; at 720p the rims' line between them, which
         ``vision.stands.retile`` reads, is a pixel wide; the miniatures, in a row along
         each stand, show the way.)"""
-        nadir = self._reader_nadir(self.quarter_reader) if self.config.epic is not None and self.read_quarters else None
-        idx = np.flatnonzero((bases.kind == KIND_BASE) & (bases.shape == SHAPE_CODES["rect"]))
-        if nadir is None or not len(idx):
+        idx, nadir, top, rims = self._stands_to_read(bases, self.quarter_reader if self.read_quarters else None)
+        if nadir is None:
             return bases
-        colour = dict(self._rims_as_seen())
-        top = bases.xyz[idx].copy()
-        top[:, 2] += self.config.base_thickness_in
-        p = self.quarter_reader.read(self.camera, frame, self._background_bgr, top, bases.angle_deg[idx], nadir,
-                                     np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float))
+        p = self.quarter_reader.read(self.camera, frame, self._background_bgr, top, bases.angle_deg[idx], nadir, rims)
         read = np.flatnonzero(p[:, 1] + p[:, 2] >= self.quarter_p)
         if not len(read):
             return bases
@@ -100,15 +108,11 @@ class LearnedStands:
         turns them, where it moves them at most ``stand_reach_in`` and turns them at most
         ``stand_turn_reach_deg``; between its place and theirs, each weighed by its error
         (their stated sigma; ``STAND_REFINER_ERROR_IN``)."""
-        nadir = self._reader_nadir(self.stand_refiner) if self.config.epic is not None else None
-        idx = np.flatnonzero((bases.kind == KIND_BASE) & (bases.shape == SHAPE_CODES["rect"]))
-        if nadir is None or not len(idx):
+        idx, nadir, top, rims = self._stands_to_read(bases, self.stand_refiner)
+        if nadir is None:
             return
-        colour = dict(self._rims_as_seen())
-        top = bases.xyz[idx].copy()
-        top[:, 2] += self.config.base_thickness_in
         xy, angle = self.stand_refiner.read(self.camera, frame, self._background_bgr, top, bases.angle_deg[idx], nadir,
-                                            np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float))
+                                            rims)
         turn = wrap_turn(angle - bases.angle_deg[idx])
         ok = (np.hypot(*(xy - bases.xyz[idx, :2]).T) <= self.stand_reach_in) & (np.abs(turn) <= self.stand_turn_reach_deg)
         moved = idx[ok]

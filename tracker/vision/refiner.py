@@ -18,7 +18,6 @@ from the miniature's paint. Runs on OpenCV's DNN module (no torch).
 from __future__ import annotations
 
 import functools
-
 import threading
 from pathlib import Path
 from typing import Any
