@@ -161,7 +161,9 @@ class ShapedBases:
         that they have where the stands were fitted, and at least ``file_least``: a file's
         rim runs round it whole, its stands' own ends, where they meet, show little, so
         their fits slide along it together. (A file placed right has rim at its ends; one
-        next to it, or a faint one, gains little or from nothing.)"""
+        next to it, or a faint one, gains little or from nothing.) Where the ends' rims
+        gain less than that, the file (or a lone stand) is moved only where its stands
+        then hold ``file_fill_gain`` more figures (``_file_fill``)."""
         if self.config.epic is None or self.file_ratio <= 0:
             return bases
         floor = (bases.kind == KIND_BASE) & (bases.shape == SHAPE_CODES["rect"]) & (np.abs(bases.xyz[:, 2]) < 0.05)
@@ -178,14 +180,52 @@ class ShapedBases:
             centres = np.asarray(self.floor.to_pixel(bases.xyz[idx, :2]), float).reshape(-1, 2)
             thetas = -np.radians(bases.angle_deg[idx])
             hx, hy = w / MM_PER_IN * S / 2, d / MM_PER_IN * S / 2
-            for chain in files(centres, thetas, hx, hy):
+            chains = files(centres, thetas, hx, hy)
+            if self.file_fill_gain > 0:
+                chains += [[i] for i in range(len(idx)) if not any(i in c for c in chains)]
+            for chain in chains:
                 theta = float(thetas[chain[0]])
                 shift, best, here = file_shift(rim, centres[chain], theta, hx, hy)
-                if best < self.file_least or best < self.file_ratio * here or abs(shift) < 0.5:
+                if best < self.file_least or abs(shift) < 0.5 or best <= here:
                     continue
                 moved = centres[chain] + shift * np.array([np.cos(theta), np.sin(theta)])
+                # The ends' rims and the figures inside both say where a file lies: moved
+                # where the rims say so strongly, or faintly and the figures agree. A lone
+                # stand only where the figures agree: its ends' rims may be a neighbour's
+                # long side, its own ends hidden under its figures.
+                if best < self.file_ratio * here or len(chain) == 1:
+                    gain = self._file_fill(centres[chain], moved, theta, (w, d), idx[chain], bases) \
+                        if self.file_fill_gain > 0 else None
+                    if gain is None or gain < self.file_fill_gain:
+                        continue
                 out.xyz[idx[chain], :2] = self.floor.to_world(moved[:, 0], moved[:, 1])
         return out
+
+    def _file_fill(self, centres: np.ndarray, moved: np.ndarray, theta: float, size_mm: tuple[float, float],
+                   members: np.ndarray, bases: Detections) -> float | None:
+        """How much more of its stands' insides a file (or a lone stand) moved along
+        itself from ``centres`` to ``moved`` (floor view pixels) holds figures (not the
+        table, ``_inside_held``, the mean over its stands); None where it would then
+        overlap another stand found. A stand fitted half a stand along its file (its long
+        sides on the file's long rims anywhere along them) holds a stretch of bare table
+        beyond the file's end and leaves figures it should cover bare; a stand moved off
+        its figures by a rim beside it holds bare table."""
+        w, d = (float(m) / MM_PER_IN for m in size_mm)
+        angle = float(np.degrees(-theta))
+        xy = np.asarray(self.floor.to_world(moved[:, 0], moved[:, 1])).reshape(-1, 2)
+        mine = [shape_polygon("rect", w, d, float(x), float(y), angle) for x, y in xy]
+        own = set(members.tolist())
+        for k in np.flatnonzero((bases.kind == KIND_BASE) & (np.abs(bases.xyz[:, 2]) < 0.05)):
+            ox, oy = bases.xyz[k, :2]
+            if k in own or np.hypot(*(xy - (ox, oy)).T).min() > w + max(bases.size_mm[k]) / MM_PER_IN:
+                continue
+            theirs = shape_polygon(SHAPE_NAMES[int(bases.shape[k])], bases.size_mm[k, 0] / MM_PER_IN,
+                                   bases.size_mm[k, 1] / MM_PER_IN, float(ox), float(oy), float(bases.angle_deg[k]))
+            if any(m.intersection(theirs).area > self.across_two_overlap * m.area for m in mine):
+                return None
+        held = [np.mean([self._inside_held(-1, "rect", size_mm, theta, c, r) for c, r in pts])
+                for pts in (centres, moved)]
+        return float(held[1] - held[0])
 
     def _overlaps_any(self, f: dict, rows: list[dict]) -> bool:
         """Whether shaped fit ``f`` overlaps any of ``rows`` (shaped fits of its view) by
