@@ -21,7 +21,7 @@ from tracker.world import Base, Fighter, StateToken, WorldState
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.state_tokens import score  # noqa: E402
+from benchmarks.state_tokens import _match, score  # noqa: E402
 
 SIDES = [{"index": 0, "colour": "red", "rim_bgr": [40, 38, 200]}, {"index": 1, "colour": "blue", "rim_bgr": [190, 95, 25]}]
 
@@ -453,3 +453,49 @@ def test_without_the_base_body_tests_the_die_or_the_phantom_comes_back(cluttered
         assert s["false_fighters"] > 0, s
     else:
         assert s["attachment_rate"] < 0.99 and s["attached_wrong"] > 0, s
+
+
+# ---------------------------------------------------------------------------- a side short of a base
+@pytest.fixture(scope="module")
+def short_side(tmp_path_factory):
+    """Seed 21 (10 s at 1.5 fps: the table of the 10 s benchmark render, fewer frames):
+    from its 13th frame a blue fighter is out of sight, and the blue side is one 25 mm
+    base short while dice and red damage counters lie on the table."""
+    from tracker.synthetic import render_set
+
+    folder = render_set(tmp_path_factory.mktemp("short-side"), seed=21, width=1280, height=720, seconds=10.0,
+                        fps=1.5, n_calib_views=8, n_fighters=12, side_colours=("red", "white", "blue"),
+                        state_tokens=12, clutter=12)
+    return folder, json.loads((folder / "truth.json").read_text())
+
+
+def _fighters_on_props_by_roster(folder, truth, guard: bool) -> list[tuple]:
+    """(frame, prop id) of each fighter not matched to a true one, standing on a die, a
+    damage counter or a state token, whose side only the roster gave (``rival_sides``)."""
+    from tracker.pipeline import Pipeline
+    from tracker.sources import open_source
+
+    pipe = Pipeline.from_footage(folder)
+    pipe.detector.roster_side_guard = guard
+    out = []
+    for (i, t, frame), fr in zip(open_source(folder), truth["frames"]):
+        st = pipe.process(frame, i, t).state
+        real = set(_match([(g["x"], g["y"]) for g in fr["fighters"]], [(f.x, f.y) for f in st.fighters]).values())
+        props = fr.get("clutter", []) + fr.get("state_tokens", [])
+        for j, f in enumerate(st.fighters):
+            near = [p["id"] for p in props if np.hypot(p["x"] - f.x, p["y"] - f.y) < 0.4]
+            if j not in real and near and f.rival_sides:
+                out.append((fr["frame"], near[0]))
+    return out
+
+
+def test_a_side_short_of_a_base_never_takes_a_die_or_a_damage_counter_for_it(short_side):
+    """With one blue fighter out of sight, every die and damage counter was a patch of a
+    25 mm base's size that only the blue side lacked: each became a blue fighter, its
+    side unsure (measured when written: 14 such fighter-frames in frames 12-14 without
+    ``roster_side_guard``). More such patches than the side lacks are doubts. (White dice
+    the learned refiner names white by what it sees are not this rule's: still two
+    fighters there, issue #28.)"""
+    folder, truth = short_side
+    assert _fighters_on_props_by_roster(folder, truth, guard=True) == []
+    assert len(_fighters_on_props_by_roster(folder, truth, guard=False)) >= 5

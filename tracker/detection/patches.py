@@ -114,6 +114,8 @@ class Patches:
                             continue
                         c["replaces"] = [(h["col"], h["row"]) for h in mine]
                     out.append(c)
+            if self.roster_side_guard:
+                out = self._unsure_within_short(out, short, shapes, keys)
         rims = [evs[k] for k in sorted(evs) if k[0] == -1] if self.pursue_rim_weight > 0 else []
         fg_stands = fg
         if rims and hand is not None and hand.any():
@@ -162,6 +164,32 @@ class Patches:
         # (They were once moved onto a rim fit landing within 2 px; since the pursuit
         # reads the rims itself that only cost: 50 Epic tuning tables, recall 97.2 ->
         # 97.6 % and floor RMS 0.110 -> 0.109 in without it, 96.0 % within 4 px.)
+        return out
+
+    def _unsure_within_short(self, cands: list[dict], short: dict, shapes: list[Outline],
+                             keys: list[tuple[str, float, float]]) -> list[dict]:
+        """``cands`` less the round bases given their side only as the one side short of
+        their size (``rivals`` set: _pursued_outline) where more such patches than the
+        side lacks were found: which of them is the fighter is not known (dice and damage
+        counters beside the bases are such patches too), so each is a doubt of that side
+        instead, for the learned refiner to name by what it sees (_doubts_read). The
+        roster is a prior, never the only evidence of a fighter. (Ovals and rectangles
+        keep theirs: no reader names their doubts yet.)"""
+        count: dict[tuple, int] = {}
+        for c in cands:
+            if c.get("rivals") and not c.get("shape"):
+                key = (c["side"], ("round", float(c["base_mm"]), float(c["base_mm"])))
+                count[key] = count.get(key, 0) + 1
+        over = {k for k, n in count.items() if n > short.get(k, 0)}
+        if not over:
+            return cands
+        out = []
+        for c in cands:
+            key = (c["side"], ("round", float(c["base_mm"]), float(c["base_mm"])))
+            if c.get("rivals") and not c.get("shape") and key in over:
+                self._doubt(c["col"], c["row"], shapes[keys.index(key[1])], {c["side"]}, c["view"])
+            else:
+                out.append(c)
         return out
 
     def _boundary_offset(self, edge: np.ndarray, found: Detections) -> float:

@@ -150,8 +150,12 @@ class TokenNames:
                 # A disc the game has no token left for is no token: the base it was taken
                 # to be the edge of, or whose patch it was taken for, is a base again (a
                 # pale miniature on a white side's 25 mm base looks like a white
-                # objective's face; a yellow one on a yellow rim like a gold treasure).
-                keep_base |= took.get(i, False)
+                # objective's face; a yellow one on a yellow rim like a gold treasure);
+                # a patch only where its rim named its side: one given a side only as
+                # the one side short of a base its size (the others its rivals) is a
+                # blob of a disc's size and nothing more (a die, a damage counter).
+                given = took.get(i, np.zeros(len(bases), bool))
+                keep_base |= given & ~(bases.from_foreground & (bases.rivals != 0) & self.roster_side_guard)
         return bases[keep_base], tokens[keep_token]
 
     def _on_token_edges(self, bases: Detections, tokens: Detections) -> np.ndarray:
