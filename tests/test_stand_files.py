@@ -27,12 +27,31 @@ def _file(truth: dict, x: float, y: float) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def file_of_stands(request, tmp_path_factory):
-    """A 1080p Epic tuning table (seed 100171), its third frame: a file of three
-    white-rimmed stands touching long side to long side, the file's edge (the stands'
-    ends) faint on one side."""
-    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100171, "epic", "file-of-stands",
-                                             (1920, 1080), frames=3), 2)
+def file_of_stands_table(request, tmp_path_factory):
+    """A 1080p Epic tuning table (seed 100171, three frames) and its calibration cache."""
+    return _tuning_table_cached(request, tmp_path_factory, 100171, "epic", "file-of-stands", (1920, 1080), frames=3)
+
+
+@pytest.fixture(scope="module")
+def file_of_stands(file_of_stands_table):
+    """The table's third frame: a file of three white-rimmed stands touching long side
+    to long side, the file's edge (the stands' ends) faint on one side."""
+    return _first_frame(file_of_stands_table, 2)
+
+
+def test_a_still_judged_again_and_again_keeps_every_stand(file_of_stands_table):
+    """Looks at one still picture add up, for a tag too soft to read in one: three looks
+    at a white stand's figures summed to a clear state tag's code (face 36, under the 43
+    a printed tag's border needs) and the stand went as that tag's paper. A tag is read
+    by votes only where the look sees a printed border (``TagReader._search``)."""
+    from evalsets import match
+
+    pipe, frame, truth = _first_frame(file_of_stands_table, 1)  # (a pipeline of its own: no looks before)
+    true = [f for f in truth["fighters"] if f["visible_fraction"] >= 0.5]
+    for look in range(4):
+        d = pipe.judge_still(frame, 1, 0.0).detections
+        found = len(match([(f["x"], f["y"]) for f in true], d.xyz[d.kind == 0][:, :2]))
+        assert found == len(true), (look, found, len(true))
 
 
 @pytest.mark.slow

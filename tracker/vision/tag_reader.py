@@ -192,7 +192,10 @@ class TagReader:
         idx = int(np.argmin(per_id))
         if best_two[0] / n > 3.5 or best_two[1] - best_two[0] < 2.0:
             return None, face, cost, best
-        if self.token_kind(idx) == self.state_kind:
+        if self.token_kind(idx) == self.state_kind and face >= floor:
+            # (Only where this look sees a printed tag's border: looks of one still
+            # picture add up to a clear code even on a miniature, face 36 against a
+            # floor of 43, a white stand read as state tag 91 at its third look.)
             return idx, face, cost, best
         # An objective or treasure tag whose square the cut-out could not take alone
         # (its border run into the disc's dark edge): read here only when it is clear
