@@ -155,7 +155,9 @@ class TokenNames:
                 # the one side short of a base its size (the others its rivals) is a
                 # blob of a disc's size and nothing more (a die, a damage counter).
                 given = took.get(i, np.zeros(len(bases), bool))
-                keep_base |= given & ~(bases.from_foreground & (bases.rivals != 0) & self.roster_side_guard)
+                by_roster = bases.from_foreground & (bases.rivals != 0) & (bases.shape == 0) \
+                    & (self.config.epic is None) & self.roster_side_guard  # (_pursued_outline's)
+                keep_base |= given & ~by_roster
         return bases[keep_base], tokens[keep_token]
 
     def _on_token_edges(self, bases: Detections, tokens: Detections) -> np.ndarray:
