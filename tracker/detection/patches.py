@@ -166,32 +166,6 @@ class Patches:
         # 97.6 % and floor RMS 0.110 -> 0.109 in without it, 96.0 % within 4 px.)
         return out
 
-    def _unsure_within_short(self, cands: list[dict], short: dict, shapes: list[Outline],
-                             keys: list[tuple[str, float, float]]) -> list[dict]:
-        """``cands`` less the round bases given their side only as the one side short of
-        their size (``rivals`` set: _pursued_outline) where more such patches than the
-        side lacks were found: which of them is the fighter is not known (dice and damage
-        counters beside the bases are such patches too), so each is a doubt of that side
-        instead, for the learned refiner to name by what it sees (_doubts_read). The
-        roster is a prior, never the only evidence of a fighter. (Ovals and rectangles
-        keep theirs: no reader names their doubts yet.)"""
-        count: dict[tuple, int] = {}
-        for c in cands:
-            if c.get("rivals") and not c.get("shape"):
-                key = (c["side"], ("round", float(c["base_mm"]), float(c["base_mm"])))
-                count[key] = count.get(key, 0) + 1
-        over = {k for k, n in count.items() if n > short.get(k, 0)}
-        if not over:
-            return cands
-        out = []
-        for c in cands:
-            key = (c["side"], ("round", float(c["base_mm"]), float(c["base_mm"])))
-            if c.get("rivals") and not c.get("shape") and key in over:
-                self._doubt(c["col"], c["row"], shapes[keys.index(key[1])], {c["side"]}, c["view"])
-            else:
-                out.append(c)
-        return out
-
     def _boundary_offset(self, edge: np.ndarray, found: Detections) -> float:
         """How far outside a base's edge its foreground ends on this table (view pixels),
         measured on the round bases this look fitted by their rims on the floor

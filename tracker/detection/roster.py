@@ -260,6 +260,32 @@ class Roster:
         theirs so (not Epic units: their stands have their own pursuit)."""
         return roster_short(*self._roster_and_found(found))
 
+    def _unsure_within_short(self, cands: list[dict], short: dict, shapes: list[Outline],
+                             keys: list[tuple[str, float, float]]) -> list[dict]:
+        """``cands`` less the round bases given their side only as the one side short of
+        their size (``rivals`` set: _pursued_outline) where more such patches than the
+        side lacks were found: which of them is the fighter is not known (dice and damage
+        counters beside the bases are such patches too), so each is a doubt of that side
+        instead, for the learned refiner to name by what it sees (_doubts_read). The
+        roster is a prior, never the only evidence of a fighter. (Ovals and rectangles
+        keep theirs: no reader names their doubts yet.)"""
+        count: dict[tuple, int] = {}
+        for c in cands:
+            if c.get("rivals") and not c.get("shape"):
+                key = (c["side"], ("round", float(c["base_mm"]), float(c["base_mm"])))
+                count[key] = count.get(key, 0) + 1
+        over = {k for k, n in count.items() if n > short.get(k, 0)}
+        if not over:
+            return cands
+        out = []
+        for c in cands:
+            key = (c["side"], ("round", float(c["base_mm"]), float(c["base_mm"])))
+            if c.get("rivals") and not c.get("shape") and key in over:
+                self._doubt(c["col"], c["row"], shapes[keys.index(key[1])], {c["side"]}, c["view"])  # (Patches)
+            else:
+                out.append(c)
+        return out
+
     def _roster_and_found(self, found: Detections) -> tuple[list, list]:
         """(side, outline (shape, width mm, depth mm)) per base the sides' rosters list
         (ovals and rectangles not for Epic units), and per base ``found`` holds."""
