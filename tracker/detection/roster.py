@@ -269,19 +269,18 @@ class Roster:
         instead, for the learned refiner to name by what it sees (_doubts_read). The
         roster is a prior, never the only evidence of a fighter. (Ovals and rectangles
         keep theirs: no reader names their doubts yet.)"""
-        count: dict[tuple, int] = {}
-        for c in cands:
-            if c.get("rivals") and not c.get("shape"):
-                key = (c["side"], ("round", float(c["base_mm"]), float(c["base_mm"])))
-                count[key] = count.get(key, 0) + 1
+        def key(c: dict) -> tuple | None:  # (side, outline) of a round base the roster alone named
+            return (c["side"], ("round", float(c["base_mm"]), float(c["base_mm"]))) \
+                if c.get("rivals") and not c.get("shape") else None
+
+        count = Counter(k for k in map(key, cands) if k is not None)
         over = {k for k, n in count.items() if n > short.get(k, 0)}
         if not over:
             return cands
         out = []
         for c in cands:
-            key = (c["side"], ("round", float(c["base_mm"]), float(c["base_mm"])))
-            if c.get("rivals") and not c.get("shape") and key in over:
-                self._doubt(c["col"], c["row"], shapes[keys.index(key[1])], {c["side"]}, c["view"])  # (Patches)
+            if key(c) in over:
+                self._doubt(c["col"], c["row"], shapes[keys.index(key(c)[1])], {c["side"]}, c["view"])  # (Patches)
             else:
                 out.append(c)
         return out

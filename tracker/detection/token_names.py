@@ -145,6 +145,8 @@ class TokenNames:
             # disc left a token is never made a fighter.
             least = TOKEN_CAP_MARGIN * tokens.score[faced[n_faced - 1]] if n_faced else np.inf
             dropped = [i for i in faced[n_faced:] if tokens.score[i] < least] + unfaced[n_unfaced:]
+            by_roster = bases.from_foreground & (bases.rivals != 0) & (bases.shape == 0) \
+                & (self.config.epic is None) & self.roster_side_guard  # (_pursued_outline's)
             for i in dropped:
                 keep_token[i] = False
                 # A disc the game has no token left for is no token: the base it was taken
@@ -154,10 +156,7 @@ class TokenNames:
                 # a patch only where its rim named its side: one given a side only as
                 # the one side short of a base its size (the others its rivals) is a
                 # blob of a disc's size and nothing more (a die, a damage counter).
-                given = took.get(i, np.zeros(len(bases), bool))
-                by_roster = bases.from_foreground & (bases.rivals != 0) & (bases.shape == 0) \
-                    & (self.config.epic is None) & self.roster_side_guard  # (_pursued_outline's)
-                keep_base |= given & ~by_roster
+                keep_base |= took.get(i, np.zeros(len(bases), bool)) & ~by_roster
         return bases[keep_base], tokens[keep_token]
 
     def _on_token_edges(self, bases: Detections, tokens: Detections) -> np.ndarray:
