@@ -405,3 +405,32 @@ def test_a_lone_stand_a_disc_explains_better_is_placed_by_its_patchs_edge(lone_s
 
     assert nearest(stand_boundary_share=9.0) > 0.75
     assert nearest() < 0.15
+
+
+@pytest.fixture(scope="module")
+def file_of_three_720p(request, tmp_path_factory):
+    """An Epic tuning table at 720p (seed 100027, its first frame): a file of three purple
+    stands end to end, the middle one's patch as well explained by a token's disc."""
+    from conftest import _first_frame, _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100027, "epic", "file-of-three"))
+
+
+def test_a_stand_in_a_file_a_disc_explains_as_well_is_a_stand(file_of_three_720p):
+    """In a file, a stand's neighbours fill the outer band at its ends, so a 1 in token's
+    disc explains its patch as well as its outline does; neither a rim fit nor the
+    patch's edge placed it. Both its ends filled (its inside beyond a disc's radius) say
+    the patch is longer than any disc: a stand (``stand_ends_filled``; 2 turns it off).
+    (Measured when written: missed without; 0.04 in off with.)"""
+    from conftest import _judged_with
+
+    pipe, frame, truth = file_of_three_720p
+    t = next(f for f in truth["fighters"] if abs(f["x"] - 43.33) < 0.05 and abs(f["y"] - 19.69) < 0.05)
+
+    def nearest(**tunables) -> float:
+        d = _judged_with(pipe, frame, 0, **tunables)
+        d = d[d.kind == 0]
+        return float(np.hypot(*(d.xyz[:, :2] - (t["x"], t["y"])).T).min())
+
+    assert nearest(stand_ends_filled=2.0) > 0.75
+    assert nearest() < 0.15

@@ -21,7 +21,7 @@ from ..base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, shape_polygon
 from ..vision.boundary import boundary, boundary_offset, outline_on_boundary
 from ..vision.foreground import foreground, shadow
 from ..vision.pursuit import along_outline, read_at, rim_offsets, side_of_patch
-from ..vision.stands import Outline, covered, inside_mean, pursue, response_at
+from ..vision.stands import Outline, covered, ends_filled, inside_mean, pursue, response_at
 from ..world import MM_PER_IN
 from .detections import KIND_BASE, Detections
 from .learned import _Patch
@@ -131,8 +131,12 @@ class Patches:
             # A token's disc responds to a stand's outline too: a patch its own disc
             # explains better is that disc, not a stand.
             if any(response_at(fg, d, 0.0, p.col, p.row) >= p.response for d in discs):
+                # (A patch longer than any disc, both the stand's ends filled, is a stand:
+                # in a file, its neighbours fill its outer band and a disc fits as well.)
                 p = self._stand_by_its_rim(p, specs[p.outline], outlines[p.outline], fg, discs) \
-                    or self._stand_by_its_boundary(p, outlines[p.outline], fg, discs)
+                    or self._stand_by_its_boundary(p, outlines[p.outline], fg, discs) \
+                    or (p if ends_filled(fg, outlines[p.outline], p.theta, p.col, p.row, max(
+                        d.hx for d in discs)) >= self.stand_ends_filled else None)
                 if p is None:
                     continue
             spec, o = specs[p.outline], outlines[p.outline]

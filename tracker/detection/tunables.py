@@ -300,4 +300,9 @@ class Tunables:
     # (48 Epic tuning tables: the stands so found ran along 0.66-0.85 of theirs, a
     # tagged objective's disc along 0.55: _stand_by_its_boundary).
     stand_boundary_share = 0.6
+    # ... or where both its ends (its inside beyond every disc's radius) are at least
+    # this much foreground: a patch longer than a disc (_pursued_stands; 2: off). (40
+    # Epic tuning tables, placements a disc explained better, rim and boundary no help:
+    # 697 on tokens filled 0.00-0.59, 22 on stands 0.41-0.58 (7) or 0.98-1.00 (15).)
+    stand_ends_filled = 0.8
     pursue_round_size_step_mm = 10.0  # (sizes a patch may be taken for: 25/32/40/50/60 mm)

@@ -355,3 +355,30 @@ def _parabola(a: float, b: float, c: float) -> float:
     """The peak's offset (-0.5..0.5 steps) of the parabola through three evenly spaced values."""
     den = a - 2 * b + c
     return 0.0 if den >= 0 else float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
+
+
+def ends_filled(fg: np.ndarray, outline: Outline, theta: float, col: float, row: float, beyond: float) -> float:
+    """The lesser of the mean ``fg`` over the two ends of an outline placed at (``col``,
+    ``row``), turned ``theta``: its inside farther than ``beyond`` px from its centre
+    along its length. A patch that fills both is as long as the outline: no disc of
+    radius ``beyond`` or less explains it. 0 for an outline no longer than that.
+
+    >>> fg = np.zeros((20, 40), np.float32); fg[6:14, 4:36] = 1.0  # a strip 32 px long
+    >>> o = Outline("rect", 10, 4)
+    >>> ends_filled(fg, o, 0.0, 20, 10, 6), ends_filled(fg, o, 0.0, 6, 10, 6)  # in it / one end past it
+    (1.0, 0.0)
+    """
+    if outline.hx - 0.7 <= beyond:
+        return 0.0
+    u = np.linspace(beyond, outline.hx - 0.7, max(2, int(outline.hx - beyond) + 1))
+    v = np.linspace(-(outline.hy - 0.7), outline.hy - 0.7, max(2, int(2 * outline.hy)))
+    uu, vv = np.meshgrid(u, v)
+    c, s = np.cos(theta), np.sin(theta)
+    means = []
+    for sign in (1.0, -1.0):
+        du, dv = c * sign * uu - s * vv, s * sign * uu + c * vv
+        r = np.rint(row + dv).astype(int)
+        k = np.rint(col + du).astype(int)
+        inside = (r >= 0) & (r < fg.shape[0]) & (k >= 0) & (k < fg.shape[1])
+        means.append(float(np.where(inside, fg[np.clip(r, 0, fg.shape[0] - 1), np.clip(k, 0, fg.shape[1] - 1)], 0.0).mean()))
+    return min(means)
