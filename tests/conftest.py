@@ -163,8 +163,8 @@ def epic_720p(epic_720p_table):
 def epic_unseen_720p_table(request, tmp_path_factory):
     """An Epic table of the shared renderer at 1280x720 that the learned stand refiner
     never saw (tuning seed 100147, past ``scripts/train_stand_refiner.py``'s first 34 Epic
-    tables; one frame), and a fresh calibration cache for it."""
-    return _tuning_table_cached(request, tmp_path_factory, EPIC_UNSEEN_720P_SEED, "epic", "stands-unseen")
+    tables; its first five frames), and a fresh calibration cache for it."""
+    return _tuning_table_cached(request, tmp_path_factory, EPIC_UNSEEN_720P_SEED, "epic", "stands-unseen", frames=5)
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ from ..base_shapes import SHAPE_CODES, SHAPE_NAMES, depth_inside, shape_polygon
 from ..vision.boundary import boundary, boundary_offset, outline_on_boundary
 from ..vision.foreground import foreground, shadow
 from ..vision.pursuit import along_outline, read_at, rim_offsets, side_of_patch
-from ..vision.stands import Outline, covered, ends_filled, inside_mean, pursue, response_at
+from ..vision.stands import Outline, covered, ends_filled, in_file, inside_mean, pursue, response_at
 from ..world import MM_PER_IN
 from .detections import KIND_BASE, Detections
 from .learned import _Patch
@@ -123,20 +123,23 @@ class Patches:
             # a sleeve's edge is a stand-wide strip of foreground, and its shading a rim.
             _, labels = cv2.connectedComponents(((fg >= 0.5) | hand).astype(np.uint8), connectivity=8)
             fg_stands = np.where(np.isin(labels, np.unique(labels[hand])), 0.0, fg).astype(np.float32)
-        for p in pursue(fg_stands, outlines, threshold=self.pursue_stand_threshold, explained=explained, rims=rims,
+        stands = pursue(fg_stands, outlines, threshold=self.pursue_stand_threshold, explained=explained, rims=rims,
                         rim_w=max(1.5, 0.09 * S), rim_weight=self.pursue_rim_weight) if any(
-                sp.depth_mm / MM_PER_IN * S < self.pursue_max_depth_px for sp in specs) else []:
+            sp.depth_mm / MM_PER_IN * S < self.pursue_max_depth_px for sp in specs) else []
+        for p in stands:
             if p.outline >= len(specs) or 2 * outlines[p.outline].hy >= self.pursue_max_depth_px:
                 continue  # a round base's patch, or a base large enough for its rim to be fitted
             # A token's disc responds to a stand's outline too: a patch its own disc
             # explains better is that disc, not a stand.
             if any(response_at(fg, d, 0.0, p.col, p.row) >= p.response for d in discs):
-                # (A patch longer than any disc, both the stand's ends filled, is a stand:
-                # in a file, its neighbours fill its outer band and a disc fits as well.)
-                p = self._stand_by_its_rim(p, specs[p.outline], outlines[p.outline], fg, discs) \
-                    or self._stand_by_its_boundary(p, outlines[p.outline], fg, discs) \
-                    or (p if ends_filled(fg, outlines[p.outline], p.theta, p.col, p.row, max(
-                        d.hx for d in discs)) >= self.stand_ends_filled else None)
+                # (A patch longer than any disc, both the stand's ends filled, or end to end
+                # with another stand placed, is a stand: in a file, its neighbours fill its
+                # outer band and a disc fits as well.)
+                o = outlines[p.outline]
+                p = self._stand_by_its_rim(p, specs[p.outline], o, fg, discs) \
+                    or self._stand_by_its_boundary(p, o, fg, discs) \
+                    or (p if ends_filled(fg, o, p.theta, p.col, p.row, max(d.hx for d in discs))
+                        >= self.stand_ends_filled or in_file(p, stands, o, self.stand_file_tol_in * S) else None)
                 if p is None:
                     continue
             spec, o = specs[p.outline], outlines[p.outline]

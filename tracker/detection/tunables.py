@@ -305,4 +305,6 @@ class Tunables:
     # Epic tuning tables, placements a disc explained better, rim and boundary no help:
     # 697 on tokens filled 0.00-0.59, 22 on stands 0.41-0.58 (7) or 0.98-1.00 (15).)
     stand_ends_filled = 0.8
+    # ... or where another stand placed lies end to end with it, within this (in; 0: off).
+    stand_file_tol_in = 0.15
     pursue_round_size_step_mm = 10.0  # (sizes a patch may be taken for: 25/32/40/50/60 mm)

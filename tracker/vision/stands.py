@@ -380,5 +380,29 @@ def ends_filled(fg: np.ndarray, outline: Outline, theta: float, col: float, row:
         r = np.rint(row + dv).astype(int)
         k = np.rint(col + du).astype(int)
         inside = (r >= 0) & (r < fg.shape[0]) & (k >= 0) & (k < fg.shape[1])
-        means.append(float(np.where(inside, fg[np.clip(r, 0, fg.shape[0] - 1), np.clip(k, 0, fg.shape[1] - 1)], 0.0).mean()))
+        at = fg[np.clip(r, 0, fg.shape[0] - 1), np.clip(k, 0, fg.shape[1] - 1)]
+        means.append(float(np.where(inside, at, 0.0).mean()))
     return min(means)
+
+
+def in_file(p: Placement, placements: list[Placement], outline: Outline, tol: float) -> bool:
+    """Whether another of ``placements`` of ``p``'s outline lies end to end with ``p``: its
+    centre one outline's length (2 hx) along ``p``'s long axis and turned alike, within
+    ``tol`` px along and across (a file of stands; a stand's outline put on a token's disc
+    beside a stand lies nearer it, a disc's radius and half a length).
+
+    >>> o = Outline("rect", 10, 5)
+    >>> a, b, c = Placement(0, 50, 50, 0.0, 0.6), Placement(0, 70.5, 50.5, 3.1, 0.8), Placement(0, 64, 50, 0.0, 0.8)
+    >>> in_file(a, [a, b], o, 1.5), in_file(a, [a, c], o, 1.5)
+    (True, False)
+    """
+    c, s = math.cos(p.theta), math.sin(p.theta)
+    for q in placements:
+        if q is p or q.outline != p.outline:
+            continue
+        dx, dy = q.col - p.col, q.row - p.row
+        along, across = dx * c + dy * s, -dx * s + dy * c
+        turn = abs((q.theta - p.theta + math.pi / 2) % math.pi - math.pi / 2)
+        if abs(abs(along) - 2 * outline.hx) <= tol and abs(across) <= tol and turn <= math.radians(15):
+            return True
+    return False
