@@ -200,6 +200,7 @@ class Placement:
         self._weak_edges = {}
         dropped: set[int] = set()
         placed = self._placed(fits, dropped)
+        placed, dropped = self._unstraddled(fits, placed, dropped)
         while roster and self.roster_swap_share <= 1.0 and len(dropped) < 4:
             swap = self._roster_swap(fits, placed) or self._roster_swap_outline(fits, placed)
             if swap is None:
@@ -222,6 +223,39 @@ class Placement:
         dets = Detections.from_rows(placed.rows)
         self._add_sigma(dets, lift=self.config.base_thickness_in)
         return dets
+
+    def _unstraddled(self, fits: list[dict], placed: "_Placement", dropped: set[int]) -> tuple["_Placement", set[int]]:
+        """Kept outlines (stands, ovals, rectangles) that keep out two candidates of their
+        side and outline, one each way along their length, each seen at least
+        ``straddle_share`` as well: the two stand, not the one (and the placement and
+        the dropped candidates so changed). Bases never overlap, so an outline fitted
+        across the join of two stands in a file, on half of each one's rim, keeps out
+        both; the two, each on a stand's whole rim, explain more of what is seen."""
+        if self.straddle_share > 1.0:
+            return placed, dropped
+        S = self.px_per_in
+        for k in list(placed.kept_index):
+            c = fits[k]
+            if not c.get("shape", 0) or k not in placed.kept_index:
+                continue
+            axis = np.array([np.cos(c["theta"]), np.sin(c["theta"])])
+            length, depth = (mm / MM_PER_IN * S for mm in c["size_mm"])
+            kept, ends = set(placed.kept_index), ([], [])
+            for j, o in enumerate(fits):
+                if j in kept or j in dropped or o.get("shape", 0) != c["shape"] or o["side"] != c["side"] \
+                        or o["view"] != c["view"] or tuple(o["size_mm"]) != tuple(c["size_mm"]) \
+                        or o["score"] < self.straddle_share * c["score"]:
+                    continue
+                d = np.array([o["col"] - c["col"], o["row"] - c["row"]])
+                along = float(d @ axis)
+                if 0.0 < abs(along) < length and abs(float(d[0] * axis[1] - d[1] * axis[0])) < depth / 2:
+                    ends[along > 0].append(j)
+            if not (ends[0] and ends[1]):
+                continue
+            again = self._placed(fits, dropped | {k})
+            if all(any(j in again.kept_index for j in end) for end in ends):
+                placed, dropped = again, dropped | {k}
+        return placed, dropped
 
     def _placed(self, fits: list[dict], dropped: set[int]) -> "_Placement":
         """The candidates ``fits`` (best first) that stand as bases, but for ``dropped``."""

@@ -63,6 +63,9 @@ class Tunables:
     # placed some better; with every roster doubled (every side short of every size,
     # as after casualties) they added none (docs/benchmarks.md). 1 / any / >1: no say.
     roster_relax, roster_radius_px, roster_swap_share = 0.8, 1.0, 0.9
+    # An outline kept across two candidates of its side and outline, one each way along
+    # it, each seen at least this share as well, gives way to them (_unstraddled; 2: off).
+    straddle_share = 0.8
     edge_bias_px = 0.8  # the half-evidence edge lies outside the rim (blur)
     inner_rim_share = 0.7  # see _ranks
     inner_rim_margin_in = 0.15  # how far such an inner circle may stick out of the outer (_ranks)
