@@ -393,18 +393,20 @@ def test_a_lone_stand_a_disc_explains_better_is_placed_by_its_patchs_edge(lone_s
     explained the patch better; the stand's outline along the patch's edge explains it
     better still (_stand_by_its_boundary; ``stand_boundary_share`` above 1 turns it off).
     (Measured when written: missed without; 0.07 in off, 8 degrees turned, with.)"""
+    pipe, frame, truth = lone_stand_on_orange
+    t = [f for f in truth["fighters"] if abs(f["x"] - 33.08) < 0.05 and abs(f["y"] - 25.73) < 0.05]
+    assert _nearest(pipe, frame, 1, t, stand_boundary_share=9.0)[0] > 0.75
+    assert _nearest(pipe, frame, 1, t)[0] < 0.15
+
+
+def _nearest(pipe, frame, index: int, fighters: list[dict], **tunables) -> list[float]:
+    """How far (in) from each of the true ``fighters`` the nearest base lies, the frame
+    judged alone with the detector's ``tunables`` set as given."""
     from conftest import _judged_with
 
-    pipe, frame, truth = lone_stand_on_orange
-    t = next(f for f in truth["fighters"] if abs(f["x"] - 33.08) < 0.05 and abs(f["y"] - 25.73) < 0.05)
-
-    def nearest(**tunables) -> float:
-        d = _judged_with(pipe, frame, 1, **tunables)
-        d = d[d.kind == 0]
-        return float(np.hypot(*(d.xyz[:, :2] - (t["x"], t["y"])).T).min())
-
-    assert nearest(stand_boundary_share=9.0) > 0.75
-    assert nearest() < 0.15
+    d = _judged_with(pipe, frame, index, **tunables)
+    d = d[d.kind == 0]
+    return [float(np.hypot(*(d.xyz[:, :2] - (f["x"], f["y"])).T).min()) for f in fighters]
 
 
 @pytest.fixture(scope="module")
@@ -422,18 +424,10 @@ def test_a_stand_in_a_file_a_disc_explains_as_well_is_a_stand(file_of_three_720p
     patch's edge placed it. Both its ends filled (its inside beyond a disc's radius) say
     the patch is longer than any disc: a stand (``stand_ends_filled``; 2 turns it off).
     (Measured when written: missed without; 0.04 in off with.)"""
-    from conftest import _judged_with
-
     pipe, frame, truth = file_of_three_720p
-    t = next(f for f in truth["fighters"] if abs(f["x"] - 43.33) < 0.05 and abs(f["y"] - 19.69) < 0.05)
-
-    def nearest(**tunables) -> float:
-        d = _judged_with(pipe, frame, 0, **tunables)
-        d = d[d.kind == 0]
-        return float(np.hypot(*(d.xyz[:, :2] - (t["x"], t["y"])).T).min())
-
-    assert nearest(stand_ends_filled=2.0) > 0.75
-    assert nearest() < 0.15
+    t = [f for f in truth["fighters"] if abs(f["x"] - 43.33) < 0.05 and abs(f["y"] - 19.69) < 0.05]
+    assert _nearest(pipe, frame, 0, t, stand_ends_filled=2.0)[0] > 0.75
+    assert _nearest(pipe, frame, 0, t)[0] < 0.15
 
 
 def test_stands_end_to_end_with_a_stand_placed_are_stands(epic_unseen_720p_table):
@@ -444,19 +438,13 @@ def test_stands_end_to_end_with_a_stand_placed_are_stands(epic_unseen_720p_table
     beside it (``in_file``, ``stand_file_tol_in``; 0 turns it off): a file, so stands.
     (Measured when written: both missed without, 1.5 in to the nearest; 0.04 and 0.00 in
     off with.)"""
-    from conftest import _first_frame, _judged_with
+    from conftest import _first_frame
 
     pipe, frame, truth = _first_frame(epic_unseen_720p_table, 4)
     middle = [f for f in truth["fighters"] if f["id"] in (1, 2)]
     assert [round(f["y"]) for f in middle] == [1, 1]  # (the two by the table's edge)
-
-    def nearest(**tunables) -> list[float]:
-        d = _judged_with(pipe, frame, 4, stand_ends_filled=2.0, **tunables)
-        d = d[d.kind == 0]
-        return [float(np.hypot(*(d.xyz[:, :2] - (f["x"], f["y"])).T).min()) for f in middle]
-
-    assert min(nearest(stand_file_tol_in=0.0)) > 0.75
-    assert max(nearest()) < 0.2
+    assert min(_nearest(pipe, frame, 4, middle, stand_ends_filled=2.0, stand_file_tol_in=0.0)) > 0.75
+    assert max(_nearest(pipe, frame, 4, middle, stand_ends_filled=2.0)) < 0.2
 
 
 @pytest.fixture(scope="module")
@@ -475,16 +463,8 @@ def test_an_outline_across_two_stands_gives_way_to_the_two(straddled_file_1080p)
     each way along it and each seen at least ``straddle_share`` as well, stand instead
     (_unstraddled; 2 turns it off). (Measured when written: without, one 0.31 in off and
     the other missed; with, 0.06 and 0.04 in off.)"""
-    from conftest import _judged_with
-
     pipe, frame, truth = straddled_file_1080p
     pair = [f for f in truth["fighters"] if f["id"] in (12, 13)]
     assert len(pair) == 2
-
-    def nearest(**tunables) -> list[float]:
-        d = _judged_with(pipe, frame, 1, **tunables)
-        d = d[d.kind == 0]
-        return [float(np.hypot(*(d.xyz[:, :2] - (f["x"], f["y"])).T).min()) for f in pair]
-
-    assert max(nearest(straddle_share=2.0)) > 0.75
-    assert max(nearest()) < 0.15
+    assert max(_nearest(pipe, frame, 1, pair, straddle_share=2.0)) > 0.75
+    assert max(_nearest(pipe, frame, 1, pair)) < 0.15
