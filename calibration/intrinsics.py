@@ -295,12 +295,24 @@ OUTLINE_PIXEL_SIGMA = 0.5
 MAX_FOCAL_SIGMA = 0.03
 
 
+def _board_in(board, item) -> tuple[tuple[int, int] | None, "BoardView | None", str]:
+    """One view's (image size, the board found in it, why not): size None for an image
+    that cannot be read, the board None where it is not found."""
+    img = _read_image(item) if isinstance(item, Path) else item
+    if img is None or getattr(img, "size", 0) == 0:
+        return None, None, "unreadable image (corrupt or not an image)"
+    try:
+        return (img.shape[1], img.shape[0]), board.detect(img), ""
+    except BoardNotFound as e:
+        return (img.shape[1], img.shape[0]), None, str(e)
+
+
 def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_aspect_ratio: bool = False,
                      zero_tangent: bool = False, fix_k3: bool = False, progress: bool = True,
                      extra_views: Iterable[tuple[str, np.ndarray, np.ndarray]] = (),
                      outlier_factor: float = 3.0, min_views: int = 3, max_video_frames: int = 40,
                      echo=None, max_focal_sigma: float | None = None,
-                     lens_model: str | LensModel | None = None) -> CalibrationResult:
+                     lens_model: str | LensModel | None = None, detected: dict | None = None) -> CalibrationResult:
     """Calibrate from ``views`` (paths, images, a folder, a video) of ``board``.
 
     extra_views: (name, obj (N,3), img (N,2)) planar point sets of known geometry from the
@@ -315,6 +327,9 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
     the larger of their Jacobian sigma and a bootstrap's over the views and over the
     candidates (weighted by held-out error). ``warnings`` (always) says when the views
     leave the principal point loose.
+
+    detected: a dict the board found in each view is kept in (by view name) and taken
+    from: the same views calibrated again (with other extra views) are not searched again.
     """
     items = load_views(views, max_video_frames)
     found: list[tuple[str, BoardView]] = []
@@ -322,21 +337,23 @@ def calibrate_camera(views, board, *, fix_principal_point: bool = False, fix_asp
     image_size = None
     it = tqdm(items, desc="finding board", unit="view", disable=not progress, leave=False)
     for name, item in it:
-        img = _read_image(item) if isinstance(item, Path) else item
-        if img is None or getattr(img, "size", 0) == 0:
-            rejected.append((name, "unreadable image (corrupt or not an image)"))
+        got = detected.get(name) if detected is not None else None
+        if got is None:
+            got = _board_in(board, item)
+            if detected is not None:
+                detected[name] = got
+        size, v, reason = got
+        if size is None:
+            rejected.append((name, reason))
             continue
-        size = (img.shape[1], img.shape[0])
         if image_size is None:
             image_size = size
         elif size != image_size:
             rejected.append((name, f"image size {size[0]}x{size[1]} differs from the first view's "
                                    f"{image_size[0]}x{image_size[1]}"))
             continue
-        try:
-            v = board.detect(img)
-        except BoardNotFound as e:
-            rejected.append((name, str(e)))
+        if v is None:
+            rejected.append((name, reason))
             continue
         found.append((name, v))
     extra = [(n, BoardView(np.asarray(o, np.float32).reshape(-1, 3), np.asarray(i, np.float32).reshape(-1, 2)))

@@ -156,8 +156,10 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
 
     board = board_from_config(config.calibration_board)
     with_markers = False
+    detected: dict = {}  # (each view's board, found once for every calibration below)
     try:
-        result = calibrate_camera(views, board, progress=progress, max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA)
+        result = calibrate_camera(views, board, progress=progress, max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA,
+                                  detected=detected)
     except CalibrationError:
         # Boards too few or too small to fix the focal length at all (nine views of a
         # board 150 px across at 720p: fx 529 +- 145): the table markers may still settle
@@ -166,7 +168,7 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
         if not extra:
             raise
         result = calibrate_camera(views, board, progress=progress, max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA,
-                                  extra_views=extra)
+                                  extra_views=extra, detected=detected)
         with_markers = True
     intr = result.intrinsics
     if intr.std is not None and len(intr.std) and intr.std[0] > MAX_FOCAL_SIGMA * intr.fx and not with_markers:
@@ -176,7 +178,7 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
         extra = _table_marker_view(photo, config)
         if extra:
             result = calibrate_camera(views, board, progress=progress, max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA,
-                                      extra_views=extra)
+                                      extra_views=extra, detected=detected)
     intr = _straightened(result, photo, config)
     intr.to_json(cached)
     return intr
