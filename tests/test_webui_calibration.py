@@ -165,7 +165,9 @@ def test_a_picture_gone_soft_since_set_up_is_alerted(calibrated, footage, tmp_pa
     with open_source(footage) as src:
         for index, _, frame in src:
             cv2.imwrite(str(frames / f"{index:06d}.png"), cv2.GaussianBlur(frame, (0, 0), 1.3))
-            if index >= 40:  # (the player reads a marker's blur a second or more apart)
+            # (The player reads a marker's blur a second or more apart, two readings in one
+            # lap of the looped clip: a 41-frame lap left a loaded machine none to pair.)
+            if index >= 120:
                 break
     app = create_app({"SOURCE": str(tmp_path / "soft"), "FOOTAGE": str(footage), "PIPELINE": calibrated.fresh(),
                       "DATABASE": str(tmp_path / "c.sqlite"), "JUDGE_TOKEN": None})
