@@ -20,6 +20,42 @@ def pytest_configure(config):
         os.environ["XDG_CACHE_HOME"] = str(cache.mkdir("xdg-cache"))
 
 
+def _footage_signature(folder: Path) -> tuple:
+    """What a footage folder's table set-up is computed from, as file names, sizes and
+    modification times (its top level and calib/): a folder changed in place is another
+    key."""
+    files = [p for d in (folder, folder / "calib") if d.is_dir() for p in d.iterdir() if p.is_file()]
+    return tuple(sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _table_setup_once_per_footage():
+    """Each footage folder's table set-up (``calibrate_folder``: intrinsics, pose,
+    terrain, background) is computed for real the first time a test worker asks, then
+    handed out again (a shallow copy) to every pipeline built on the same unchanged
+    folder under the same calibration cache: a hundred test pipelines are built on about
+    fifty rendered tables, and each set-up costs 6-15 s. Errors are never kept."""
+    import dataclasses
+
+    from tracker import calibrate
+
+    real = calibrate.calibrate_folder
+    kept: dict[tuple, object] = {}
+
+    def once(folder, config, *, progress: bool = False):
+        folder = Path(folder)
+        if not folder.is_dir():
+            return real(folder, config, progress=progress)
+        key = (str(folder.resolve()), os.environ.get("XDG_CACHE_HOME"), repr(config), _footage_signature(folder))
+        if key not in kept:
+            kept[key] = real(folder, config, progress=progress)
+        return dataclasses.replace(kept[key])
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(calibrate, "calibrate_folder", once)
+        yield
+
+
 @pytest.fixture(scope="session")
 def footage() -> Path:
     """The bundled sample footage folder (game.yaml, calib/, clip)."""
@@ -69,7 +105,9 @@ def _tuning_table(request, seed: int, kind: str, name: str, size: tuple[int, int
                   frames: int = 1) -> Path:
     """The first ``frames`` frames (one unless said) of a tuning-split table at ``size``
     (1280x720 unless said), rendered once into pytest's cache (keyed by the shared
-    renderer's code). A set's frames are the same whatever their number."""
+    renderer's code). A set's frames are the same whatever their number. ``name`` says
+    what the table shows, for the reader: tables are kept by seed, kind, size and frames,
+    so fixtures naming one table share its render."""
     import hashlib
     import sys
 
@@ -83,41 +121,52 @@ def _tuning_table(request, seed: int, kind: str, name: str, size: tuple[int, int
     from benchmarks import corpus
 
     key = hashlib.sha1(b"".join((SHARED / "eval" / n).read_bytes() for n in ("render.py", "make_set.py")))
-    root = request.config.cache.mkdir(name) / key.hexdigest()[:12]
+    root = request.config.cache.mkdir("tuning-tables") / key.hexdigest()[:12]
     entry = corpus.Entry("tuning", seed, kind, *size, frames=frames, root=str(root))
     assert not corpus.ensure([entry], jobs=1, progress=False)
     return entry.path
 
 
 def _tuning_table_cached(request, tmp_path_factory, seed: int, kind: str, name: str, *args, **kw) -> tuple[Path, dict]:
-    """``_tuning_table``'s folder and a fresh calibration cache for it:
+    """``_tuning_table``'s folder and this test run's own calibration cache:
     ``(folder, {"XDG_CACHE_HOME": ...})``."""
     folder = _tuning_table(request, seed, kind, name, *args, **kw)
-    return folder, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp(f"xdg-cache-{name}"))}
+    return folder, {"XDG_CACHE_HOME": str(_run_calibration_cache(tmp_path_factory))}
+
+
+def _run_calibration_cache(tmp_path_factory) -> Path:
+    """A calibration cache (camera intrinsics, kept by the content of a folder's board
+    views) fresh for this test run and shared by its workers: each rendered table's camera
+    is computed once a run, never taken from an earlier run or from ~/.cache."""
+    base = tmp_path_factory.getbasetemp()
+    run = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # xdist: .../pytest-N/popen-gwK
+    folder = run / "xdg-cache-tables"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="session")
 def white_rims_720p_table(request, tmp_path_factory):
     """A Warcry table of the shared renderer at 1280x720 whose white side's rims are
-    near its pale mat's colour (tuning seed 100002, one frame), and a fresh calibration
-    cache for it: ``(folder, {"XDG_CACHE_HOME": ...})``."""
-    return _tuning_table_cached(request, tmp_path_factory, WHITE_RIMS_720P_SEED, "warcry", "white-rims")
+    near its pale mat's colour (tuning seed 100002, two frames: tests of the second share
+    the render), and a calibration cache: ``(folder, {"XDG_CACHE_HOME": ...})``."""
+    return _tuning_table_cached(request, tmp_path_factory, WHITE_RIMS_720P_SEED, "warcry", "white-rims", frames=2)
 
 
 @pytest.fixture(scope="session")
 def sand_mat_720p_table(request, tmp_path_factory):
     """A Warcry table at 1280x720 on a sand mat (tuning seed 100000, all eight frames: the
-    frames a hand reaches in depend on the set's length), and a fresh calibration cache."""
+    frames a hand reaches in depend on the set's length), and a calibration cache."""
     return _tuning_table_cached(request, tmp_path_factory, SAND_MAT_720P_SEED, "warcry", "sand-mat", frames=8)
 
 
 @pytest.fixture(scope="session")
 def epic_720p_table(request, tmp_path_factory):
-    """An Epic table of the shared renderer at 1280x720 (one frame of tuning seed
-    100047, rendered once into pytest's cache), and a fresh calibration cache for it:
+    """An Epic table of the shared renderer at 1280x720 (four frames of tuning seed
+    100047, rendered once into pytest's cache), and this run's calibration cache:
     ``(folder, {"XDG_CACHE_HOME": ...})``. Build the pipeline under that environment
-    (``epic_720p``) so each module calibrates afresh once, never from ~/.cache."""
-    return _tuning_table_cached(request, tmp_path_factory, EPIC_720P_SEED, "epic", "stands-epic")
+    (``epic_720p``) so its camera is this run's, never from ~/.cache."""
+    return _tuning_table_cached(request, tmp_path_factory, EPIC_720P_SEED, "epic", "stands-epic", frames=4)
 
 
 def _first_frame(table: tuple[Path, dict], index: int = 0) -> tuple:
@@ -163,7 +212,7 @@ def epic_720p(epic_720p_table):
 def epic_unseen_720p_table(request, tmp_path_factory):
     """An Epic table of the shared renderer at 1280x720 that the learned stand refiner
     never saw (tuning seed 100147, past ``scripts/train_stand_refiner.py``'s first 34 Epic
-    tables; its first five frames), and a fresh calibration cache for it."""
+    tables; its first five frames), and a calibration cache."""
     return _tuning_table_cached(request, tmp_path_factory, EPIC_UNSEEN_720P_SEED, "epic", "stands-unseen", frames=5)
 
 
@@ -171,7 +220,7 @@ def epic_unseen_720p_table(request, tmp_path_factory):
 def mixed_unseen_720p_table(request, tmp_path_factory):
     """A mixed Warcry table of the shared renderer at 1280x720 that the learned shape
     reader never saw (tuning seed 100177, past ``scripts/train_shape_reader.py``'s first
-    34 mixed tables; one frame), and a fresh calibration cache for it."""
+    34 mixed tables; one frame), and a calibration cache."""
     return _tuning_table_cached(request, tmp_path_factory, MIXED_UNSEEN_720P_SEED, "warcry-mixed", "shapes-unseen")
 
 
@@ -179,7 +228,7 @@ def mixed_unseen_720p_table(request, tmp_path_factory):
 def skin_unit_720p_table(request, tmp_path_factory):
     """An Epic table of the shared renderer at 1280x720 whose yellow units, blurred with
     their miniatures, are skin-coloured patches of a hand's size (tuning seed 100007, one
-    frame, no hand in it), and a fresh calibration cache for it."""
+    frame, no hand in it), and a calibration cache."""
     return _tuning_table_cached(request, tmp_path_factory, SKIN_UNIT_720P_SEED, "epic", "skin-unit")
 
 
@@ -187,22 +236,23 @@ def skin_unit_720p_table(request, tmp_path_factory):
 def ovals_720p_table(request, tmp_path_factory):
     """A mixed Warcry table of the shared renderer at 1280x720 whose ovals, their
     miniatures over a long side and an end, show rims that round bases fit (tuning seed
-    100057, one frame), and a fresh calibration cache for it."""
-    return _tuning_table_cached(request, tmp_path_factory, OVALS_720P_SEED, "warcry-mixed", "ovals-as-rounds")
+    100057, eight frames: another module's tests of its seventh share the render), and a
+    calibration cache."""
+    return _tuning_table_cached(request, tmp_path_factory, OVALS_720P_SEED, "warcry-mixed", "ovals-as-rounds", frames=8)
 
 
 @pytest.fixture(scope="session")
 def pale_mini_1080p_table(request, tmp_path_factory):
     """A Warcry table of the shared renderer at 1920x1080 whose white side has 25 mm
     bases and whose one plain objective is white: a pale miniature on such a base shows
-    a white token's face (tuning seed 100078, one frame), and a fresh calibration cache."""
+    a white token's face (tuning seed 100078, one frame), and a calibration cache."""
     return _tuning_table_cached(request, tmp_path_factory, PALE_MINI_1080P_SEED, "warcry", "pale-mini", (1920, 1080))
 
 
 @pytest.fixture(scope="session")
 def blue_disc_720p_table(request, tmp_path_factory):
     """A Warcry table of the shared renderer at 1280x720 with a blue plain objective and
-    a tagged treasure whose tag is not read (tuning seed 100080, one frame), and a fresh
+    a tagged treasure whose tag is not read (tuning seed 100080, one frame), and a
     calibration cache."""
     return _tuning_table_cached(request, tmp_path_factory, BLUE_DISC_720P_SEED, "warcry", "blue-disc")
 
@@ -212,7 +262,7 @@ def white_edge_720p_table(request, tmp_path_factory):
     """A Warcry table of the shared renderer at 1280x720, white rims on a pale mat (tuning
     seed 100092, two frames: in the second a white 32 mm base by the table's edge, 2 in
     from an objective, whose patch a token's disc fits as well as its own outline), and a
-    fresh calibration cache."""
+    calibration cache."""
     return _tuning_table_cached(request, tmp_path_factory, WHITE_EDGE_720P_SEED, "warcry", "white-edge", frames=2)
 
 
@@ -220,7 +270,7 @@ def white_edge_720p_table(request, tmp_path_factory):
 def unsure_sides_720p_table(request, tmp_path_factory):
     """A Warcry table of the shared renderer at 1280x720 whose purple, blue and red rims,
     seen in part under their miniatures, are read as each other's (tuning seed 100062,
-    one frame), and a fresh calibration cache."""
+    one frame), and a calibration cache."""
     return _tuning_table_cached(request, tmp_path_factory, UNSURE_SIDES_720P_SEED, "warcry", "unsure-sides")
 
 
@@ -228,7 +278,7 @@ def unsure_sides_720p_table(request, tmp_path_factory):
 def lifted_base_1080p_table(request, tmp_path_factory):
     """A mixed Warcry table of the shared renderer at 1920x1080 whose white 32 mm base on a
     platform shows, met with the floor's plane, as a white disc an inch off it, the colour
-    of the table's one untagged objective (tuning seed 100153, one frame), and a fresh
+    of the table's one untagged objective (tuning seed 100153, one frame), and a
     calibration cache."""
     return _tuning_table_cached(request, tmp_path_factory, LIFTED_BASE_1080P_SEED, "warcry-mixed", "lifted-base",
                                 (1920, 1080))
@@ -238,7 +288,7 @@ def lifted_base_1080p_table(request, tmp_path_factory):
 def hidden_oval_1080p_table(request, tmp_path_factory):
     """A mixed Warcry table of the shared renderer at 1920x1080 whose red 75 x 42 mm oval
     shows only a thin crescent of rim under its miniature, a tagged objective touching it
-    (tuning seed 100001, one frame), and a fresh calibration cache."""
+    (tuning seed 100001, one frame), and a calibration cache."""
     return _tuning_table_cached(request, tmp_path_factory, HIDDEN_OVAL_1080P_SEED, "warcry-mixed", "hidden-oval",
                                 (1920, 1080))
 

@@ -120,7 +120,7 @@ def paper_under_the_count(request, tmp_path_factory):
     from conftest import _first_frame, _tuning_table_cached
 
     return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100171, "epic", "paper-under-count",
-                                             (1920, 1080)))
+                                             (1920, 1080), frames=3))
 
 
 @pytest.mark.slow

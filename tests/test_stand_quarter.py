@@ -21,7 +21,7 @@ MM = 1 / 25.4
 
 @pytest.fixture(scope="module")
 def unseen(request, tmp_path_factory):
-    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100095, "epic", "quarter-turned"))
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100095, "epic", "quarter-turned", frames=2))
 
 
 def _pairs(stands: list[dict]) -> list[tuple[dict, dict]]:

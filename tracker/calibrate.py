@@ -180,7 +180,10 @@ def intrinsics_for_folder(folder: Path, config: GameConfig, progress: bool = Fal
             result = calibrate_camera(views, board, progress=progress, max_focal_sigma=FOOTAGE_MAX_FOCAL_SIGMA,
                                       extra_views=extra, detected=detected)
     intr = _straightened(result, photo, config)
-    intr.to_json(cached)
+    # Written whole or not at all: a second tracker on this machine may read it meanwhile.
+    part = cached.with_name(f".{cached.name}.{os.getpid()}")
+    intr.to_json(part)
+    os.replace(part, cached)
     return intr
 
 
