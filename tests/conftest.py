@@ -236,9 +236,9 @@ def skin_unit_720p_table(request, tmp_path_factory):
 def ovals_720p_table(request, tmp_path_factory):
     """A mixed Warcry table of the shared renderer at 1280x720 whose ovals, their
     miniatures over a long side and an end, show rims that round bases fit (tuning seed
-    100057, eight frames: another module's tests of its seventh share the render), and a
-    calibration cache."""
-    return _tuning_table_cached(request, tmp_path_factory, OVALS_720P_SEED, "warcry-mixed", "ovals-as-rounds", frames=8)
+    100057, one frame: the first of its eight-frame set differs, a hand reaching in), and
+    a calibration cache."""
+    return _tuning_table_cached(request, tmp_path_factory, OVALS_720P_SEED, "warcry-mixed", "ovals-as-rounds")
 
 
 @pytest.fixture(scope="session")
