@@ -182,6 +182,7 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         self._sides_read(raw, bases)
         bases = self._shapes_read(raw, bases)
         self._refined(raw, bases)
+        bases = self._overlaps_parted(bases)
         open_ = self._unnamed(bases, tokens if look_for_tokens else None)
         named, open_ = self._doubts_read(raw, bases, open_)
         if len(named):

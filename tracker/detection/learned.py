@@ -6,7 +6,8 @@ Out: round bases placed from little rim moved toward where ``vision.refiner`` re
 weighed by each place's error, and sized by it where it is sure (``_refined``); a weak base it
 reads as another side's alone given that side (``_sides_read``); a patch it reads as a base of
 one side alone made that base where it overlaps none (``_doubts_read``); the rest shown as
-doubts (``_as_doubts``).
+doubts (``_as_doubts``); of two round bases the refiner left overlapping, the larger
+(``_overlaps_parted``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ SHAPE_READ_SIGMA_IN = 0.08
 SHAPE_READER_ERROR_IN = 0.05
 
 
-BASES_APART = 0.8  # two bases' centres lie at least this share of their radii's sum apart (_doubts_read)
+BASES_APART = 0.8  # two bases' centres lie at least this share of their radii's sum apart (_doubts_read, _overlaps_parted)
+ONE_HEIGHT_IN = 0.5  # two bases' heights this near: on one surface (a platform's top is an inch up or more)
 
 
 class _Patch(NamedTuple):
@@ -132,6 +134,29 @@ class LearnedReads:
         calib = self.calibration_sigma(bases.xyz[moved], lift)
         if calib is not None and stated:
             bases.sigma_in[moved] = np.maximum(bases.sigma_in[moved], np.hypot(calib, REFINED_SIGMA_IN))
+
+    def _overlaps_parted(self, bases: Detections) -> Detections:
+        """``bases`` less each round base that, after the refiner moved and sized them,
+        overlaps a larger one on the same surface (centres under ``BASES_APART`` of their
+        radii's sum apart; alike in size, the lower scored goes). Bases never overlap, so
+        the two are one base seen twice: a patch of miniature and base split in two, or an
+        arc of a large rim fitted by a small circle; the smaller, which part of the larger
+        explains, goes. (Tuning tables: in each of 12 such pairs on 32 Warcry tables the
+        smaller was the phantom, up to 0.77 in off a true base the larger was on.)"""
+        idx = np.flatnonzero((bases.kind == KIND_BASE) & (bases.shape == 0))
+        if not self.part_overlaps or len(idx) < 2:
+            return bases
+        r = bases.base_mm[idx] / MM_PER_IN / 2
+        kept: list[int] = []
+        drop = np.zeros(len(bases), bool)
+        for k in sorted(range(len(idx)), key=lambda k: (-r[k], -bases.score[idx[k]])):  # larger, better first
+            xyz = bases.xyz[idx[k]]
+            if any(np.hypot(*(xyz[:2] - bases.xyz[idx[j], :2])) < BASES_APART * (r[k] + r[j])
+                   and abs(xyz[2] - bases.xyz[idx[j], 2]) < ONE_HEIGHT_IN for j in kept):
+                drop[idx[k]] = True
+            else:
+                kept.append(k)
+        return bases[~drop] if drop.any() else bases
 
     def _shapes_read(self, frame: np.ndarray, bases: Detections) -> Detections:
         """On a Warcry table whose sides field ovals or rectangles, each base read again by
