@@ -121,3 +121,39 @@ def test_the_detector_gives_bases_their_shapes_with_the_reader(unseen):
     with_ = look()
     assert with_[1] >= without[1] and with_[2] < without[2], (without, with_)
     assert with_[0] < 0.8 * without[0], (without, with_)
+
+
+@pytest.fixture(scope="module")
+def oval_ends(request, tmp_path_factory):
+    """Tuning seed 100077 (mixed Warcry, 720p, eight frames), its fifth frame: a 75 mm
+    oval whose miniature hides its middle, its two ends fitted as round bases of two
+    sides."""
+    from conftest import _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100077, "warcry-mixed", "oval-ends",
+                                             frames=8), 4)
+
+
+@pytest.mark.slow
+def test_two_touching_rounds_read_between_as_an_oval_the_side_lacks_are_its_ends(oval_ends):
+    """(Measured when written: two 32 mm rounds of two sides 0.6 in off the oval's
+    centre without; the oval, of its side, 0.14 in off with.)"""
+    from conftest import _judged_with
+    from tracker.base_shapes import SHAPE_CODES
+    from tracker.detection import KIND_BASE
+
+    pipe, frame, truth = oval_ends
+    oval = next(f for f in truth["fighters"] if f.get("shape") == "oval" and f["base_mm"] == 75
+                and np.hypot(f["x"] - 16.0, f["y"] - 16.1) < 0.3)
+
+    def near(**tunables):
+        d = _judged_with(pipe, frame, 4, **tunables)
+        d = d[d.kind == KIND_BASE]
+        close = np.hypot(d.xyz[:, 0] - oval["x"], d.xyz[:, 1] - oval["y"]) < 1.2
+        return d[close], np.hypot(d.xyz[close, 0] - oval["x"], d.xyz[close, 1] - oval["y"])
+
+    without, off_without = near(read_ends=False)
+    assert len(without) == 2 and (without.shape == SHAPE_CODES["round"]).all() and off_without.min() > 0.5
+    with_, off_with = near()
+    assert len(with_) == 1 and with_.shape[0] == SHAPE_CODES["oval"] and off_with[0] < 0.25, (with_.xyz, off_with)
+    assert with_.side[0] == oval["team"]

@@ -181,6 +181,7 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         # a round the shape reader makes an oval is no longer a weak round.)
         self._sides_read(raw, bases)
         bases = self._shapes_read(raw, bases)
+        bases = self._ends_read_as_outline(raw, bases)
         self._refined(raw, bases)
         bases = self._overlaps_parted(bases)
         open_ = self._unnamed(bases, tokens if look_for_tokens else None)

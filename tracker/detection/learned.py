@@ -41,7 +41,8 @@ SHAPE_READ_SIGMA_IN = 0.08
 SHAPE_READER_ERROR_IN = 0.05
 
 
-BASES_APART = 0.8  # two bases' centres lie at least this share of their radii's sum apart (_doubts_read, _overlaps_parted)
+# Two bases' centres lie at least this share of their radii's sum apart (_doubts_read, _overlaps_parted).
+BASES_APART = 0.8
 ONE_HEIGHT_IN = 0.5  # two bases' heights this near: on one surface (a platform's top is an inch up or more)
 
 
@@ -226,6 +227,49 @@ class LearnedReads:
                 calib = self.calibration_sigma(bases.xyz[i:i + 1], lift)
                 floor = SHAPE_READ_SIGMA_IN if calib is None else math.hypot(float(calib[0]), SHAPE_READ_SIGMA_IN)
                 bases.sigma_in[i] = max(float(bases.sigma_in[i]), floor)
+        return bases[~drop] if drop.any() else bases
+
+    def _ends_read_as_outline(self, frame: np.ndarray, bases: Detections) -> Detections:
+        """Two round bases on one surface touching (their rims under ``ends_gap_in``
+        apart, whatever their sides), the better scored's side lacking an oval or
+        rectangle its roster lists: where the shape reader, reading between them with
+        that side's rim colour and again where it puts the base, reads one such outline
+        (``shape_read_p``, long size within ``shape_read_size_mm``) holding both centres,
+        the two are its two ends (a miniature over an oval's middle leaves an arc of rim
+        at each end, one often too faint to name its side): that base instead. The
+        bases kept. (``_shapes_read`` reads each round alone, centred on an end.)"""
+        nadir = self._reader_nadir(self.shape_reader) if self._shaped and self.config.epic is None else None
+        rnd = np.flatnonzero((bases.kind == KIND_BASE) & (bases.shape == 0)) if nadir is not None else []
+        lacking = [k for k in roster_short(*self._roster_and_found(bases)) if k[1][0] != "round"]
+        if not self.read_ends or len(rnd) < 2 or not lacking:
+            return bases
+        colour, lift, drop = dict(self._rims_as_seen()), self.config.base_thickness_in, np.zeros(len(bases), bool)
+        r = bases.base_mm / MM_PER_IN / 2
+        for a, b in ((a, b) for n, a in enumerate(rnd) for b in rnd[n + 1:]):
+            i, j = (a, b) if bases.score[a] >= bases.score[b] else (b, a)
+            xy = bases.xyz[[i, j], :2]
+            outlines = [o for si, o in lacking if si == int(bases.side[i])]
+            if (drop[i] or drop[j] or not outlines or abs(bases.xyz[i, 2] - bases.xyz[j, 2]) >= ONE_HEIGHT_IN
+                    or np.hypot(*(xy[0] - xy[1])) - r[i] - r[j] >= self.ends_gap_in):
+                continue
+            at = np.array([*xy.mean(axis=0), bases.xyz[i, 2] + lift])
+            rim = np.array([colour.get(int(bases.side[i]), (128,) * 3)], float)
+            read = self.shape_reader.read(self.camera, frame, self._background_bgr, at[None], nadir, rim)
+            read = self.shape_reader.read(self.camera, frame, self._background_bgr, np.array([[*read.xy[0], at[2]]]), nadir, rim)
+            long_mm = float(read.size_in[0, 0]) * MM_PER_IN
+            fits = [o for o in outlines if abs(max(o[1], o[2]) - long_mm) <= self.shape_read_size_mm
+                    and read.shape_p[0, SHAPES.index(o[0])] >= self.shape_read_p]
+            if not fits:
+                continue
+            shape, w, d = max(fits, key=lambda o: read.shape_p[0, SHAPES.index(o[0])])
+            if min(depth_inside(*p, shape, max(w, d) / MM_PER_IN, min(w, d) / MM_PER_IN, *read.xy[0],
+                                float(read.angle_deg[0])) for p in xy) <= 0:
+                continue
+            bases.shape[i], bases.base_mm[i], bases.size_mm[i] = SHAPE_CODES[shape], w, (w, d)
+            bases.xyz[i, :2], bases.angle_deg[i], drop[j] = read.xy[0], read.angle_deg[0], True
+            if len(bases.sigma_in) == len(bases.kind):
+                bases.sigma_in[i] = max(float(bases.sigma_in[i]), SHAPE_READ_SIGMA_IN)
+            lacking.remove((int(bases.side[i]), (shape, w, d)))
         return bases[~drop] if drop.any() else bases
 
     def _shapes_weighed(self, bases: Detections, idx: np.ndarray, read: ShapeReading, changed: set[int]) -> None:

@@ -268,6 +268,9 @@ class Tunables:
     # A base the learned shape reader reads as another shape of its side's roster, this
     # sure and its long size this near the roster's, is that base (learned._shapes_read).
     read_shapes, shape_read_p, shape_read_size_mm = True, 0.9, 12.0
+    # ... and two touching round bases read between them as one such outline of a side
+    # that lacks it (learned._ends_read_as_outline): an oval's two ends.
+    read_ends, ends_gap_in = True, 0.3
     # ... and every other base of such a table placed (and turned) between its fit and
     # where the reader puts it within this reach, each weighed by its error (_shapes_weighed).
     shape_weighed, shape_reach_in = True, 0.5
