@@ -206,7 +206,6 @@ class LearnedReads:
                                        np.array([[*first.xy[n], top[n, 2]] for n, _, _ in changes]), nadir,
                                        np.array([rims[n] for n, _, _ in changes]))
         drop = np.zeros(len(bases), bool)
-        stated = len(bases.sigma_in) == len(bases.kind)
         for m, (n, i, (shape, w, d)) in enumerate(changes):
             if drop[i]:
                 continue
@@ -217,17 +216,23 @@ class LearnedReads:
             if np.any(bases.side[inside] != bases.side[i]):
                 continue  # (another side's base there: the reader may have read that one)
             drop[inside] = True
-            bases.shape[i] = SHAPE_CODES[shape]
-            bases.base_mm[i] = w
-            if len(bases.size_mm) == len(bases.kind):
-                bases.size_mm[i] = (w, d)
-            bases.xyz[i, :2] = again.xy[m]
-            bases.angle_deg[i] = again.angle_deg[m] if shape != "round" else 0.0
-            if stated:
-                calib = self.calibration_sigma(bases.xyz[i:i + 1], lift)
-                floor = SHAPE_READ_SIGMA_IN if calib is None else math.hypot(float(calib[0]), SHAPE_READ_SIGMA_IN)
-                bases.sigma_in[i] = max(float(bases.sigma_in[i]), floor)
+            self._made_shape(bases, i, (shape, w, d), again.xy[m], float(again.angle_deg[m]))
         return bases[~drop] if drop.any() else bases
+
+    def _made_shape(self, bases: Detections, i: int, outline: tuple, xy: np.ndarray, angle_deg: float) -> None:
+        """Base ``i`` made the ``outline`` (shape, width mm, depth mm) the shape reader
+        read, placed and turned as it read it, its sigma at least ``SHAPE_READ_SIGMA_IN``
+        with the calibration's."""
+        shape, w, d = outline
+        bases.shape[i], bases.base_mm[i] = SHAPE_CODES[shape], w
+        if len(bases.size_mm) == len(bases.kind):
+            bases.size_mm[i] = (w, d)
+        bases.xyz[i, :2] = xy
+        bases.angle_deg[i] = angle_deg if shape != "round" else 0.0
+        if len(bases.sigma_in) == len(bases.kind):
+            calib = self.calibration_sigma(bases.xyz[i:i + 1], self.config.base_thickness_in)
+            floor = SHAPE_READ_SIGMA_IN if calib is None else math.hypot(float(calib[0]), SHAPE_READ_SIGMA_IN)
+            bases.sigma_in[i] = max(float(bases.sigma_in[i]), floor)
 
     def _ends_read_as_outline(self, frame: np.ndarray, bases: Detections) -> Detections:
         """Two round bases on one surface touching (their rims under ``ends_gap_in``
@@ -238,24 +243,27 @@ class LearnedReads:
         the two are its two ends (a miniature over an oval's middle leaves an arc of rim
         at each end, one often too faint to name its side): that base instead. The
         bases kept. (``_shapes_read`` reads each round alone, centred on an end.)"""
-        nadir = self._reader_nadir(self.shape_reader) if self._shaped and self.config.epic is None else None
+        nadir = self._reader_nadir(self.shape_reader) if self.read_ends and self._shaped and self.config.epic is None \
+            else None
         rnd = np.flatnonzero((bases.kind == KIND_BASE) & (bases.shape == 0)) if nadir is not None else []
-        lacking = [k for k in roster_short(*self._roster_and_found(bases)) if k[1][0] != "round"]
-        if not self.read_ends or len(rnd) < 2 or not lacking:
+        if len(rnd) < 2:
             return bases
-        colour, lift, drop = dict(self._rims_as_seen()), self.config.base_thickness_in, np.zeros(len(bases), bool)
-        r = bases.base_mm / MM_PER_IN / 2
-        for a, b in ((a, b) for n, a in enumerate(rnd) for b in rnd[n + 1:]):
+        lacking = [k for k in roster_short(*self._roster_and_found(bases)) if k[1][0] != "round"]
+        xyz, r = bases.xyz[rnd], bases.base_mm[rnd] / MM_PER_IN / 2
+        gap = np.hypot(*(xyz[:, None, :2] - xyz[None, :, :2]).transpose(2, 0, 1)) - r[:, None] - r[None, :]
+        touching = np.triu((gap < self.ends_gap_in) & (np.abs(xyz[:, None, 2] - xyz[None, :, 2]) < ONE_HEIGHT_IN), 1)
+        colour, drop = dict(self._rims_as_seen()), np.zeros(len(bases), bool)
+        for a, b in zip(rnd[np.nonzero(touching)[0]], rnd[np.nonzero(touching)[1]]):
             i, j = (a, b) if bases.score[a] >= bases.score[b] else (b, a)
-            xy = bases.xyz[[i, j], :2]
             outlines = [o for si, o in lacking if si == int(bases.side[i])]
-            if (drop[i] or drop[j] or not outlines or abs(bases.xyz[i, 2] - bases.xyz[j, 2]) >= ONE_HEIGHT_IN
-                    or np.hypot(*(xy[0] - xy[1])) - r[i] - r[j] >= self.ends_gap_in):
+            if drop[i] or drop[j] or not outlines:
                 continue
-            at = np.array([*xy.mean(axis=0), bases.xyz[i, 2] + lift])
+            xy = bases.xyz[[i, j], :2]
+            at = np.array([*xy.mean(axis=0), bases.xyz[i, 2] + self.config.base_thickness_in])
             rim = np.array([colour.get(int(bases.side[i]), (128,) * 3)], float)
             read = self.shape_reader.read(self.camera, frame, self._background_bgr, at[None], nadir, rim)
-            read = self.shape_reader.read(self.camera, frame, self._background_bgr, np.array([[*read.xy[0], at[2]]]), nadir, rim)
+            read = self.shape_reader.read(self.camera, frame, self._background_bgr, np.array([[*read.xy[0], at[2]]]),
+                                          nadir, rim)
             long_mm = float(read.size_in[0, 0]) * MM_PER_IN
             fits = [o for o in outlines if abs(max(o[1], o[2]) - long_mm) <= self.shape_read_size_mm
                     and read.shape_p[0, SHAPES.index(o[0])] >= self.shape_read_p]
@@ -265,10 +273,8 @@ class LearnedReads:
             if min(depth_inside(*p, shape, max(w, d) / MM_PER_IN, min(w, d) / MM_PER_IN, *read.xy[0],
                                 float(read.angle_deg[0])) for p in xy) <= 0:
                 continue
-            bases.shape[i], bases.base_mm[i], bases.size_mm[i] = SHAPE_CODES[shape], w, (w, d)
-            bases.xyz[i, :2], bases.angle_deg[i], drop[j] = read.xy[0], read.angle_deg[0], True
-            if len(bases.sigma_in) == len(bases.kind):
-                bases.sigma_in[i] = max(float(bases.sigma_in[i]), SHAPE_READ_SIGMA_IN)
+            self._made_shape(bases, i, (shape, w, d), read.xy[0], float(read.angle_deg[0]))
+            drop[j] = True
             lacking.remove((int(bases.side[i]), (shape, w, d)))
         return bases[~drop] if drop.any() else bases
 
