@@ -9,7 +9,7 @@ import pickle
 
 import numpy as np
 import pytest
-from conftest import _first_frame
+from conftest import _first_frame, _judged_with
 
 import tracker.vision.shape_reader
 from tracker.vision.base_crops import camera_nadir
@@ -138,7 +138,6 @@ def oval_ends(request, tmp_path_factory):
 def test_two_touching_rounds_read_between_as_an_oval_the_side_lacks_are_its_ends(oval_ends):
     """(Measured when written: two 32 mm rounds of two sides 0.6 in off the oval's
     centre without; the oval, of its side, 0.14 in off with.)"""
-    from conftest import _judged_with
     from tracker.base_shapes import SHAPE_CODES
     from tracker.detection import KIND_BASE
 
@@ -157,3 +156,38 @@ def test_two_touching_rounds_read_between_as_an_oval_the_side_lacks_are_its_ends
     with_, off_with = near()
     assert len(with_) == 1 and with_.shape[0] == SHAPE_CODES["oval"] and off_with[0] < 0.25, (with_.xyz, off_with)
     assert with_.side[0] == oval["team"]
+
+
+@pytest.fixture(scope="module")
+def oval_hidden(request, tmp_path_factory):
+    """The 720p mixed Warcry tuning table of ``tests/test_rounds_as_outline.py``'s
+    ``overhung`` (seed 100057, the same eight-frame render), its first frame: a
+    white 60 x 35 mm oval whose miniature hides nearly all its rim, a patch the rules
+    could not name."""
+    from conftest import _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100057, "warcry-mixed", "ovals-overhung",
+                                             frames=8), 0)
+
+
+@pytest.mark.slow
+def test_a_round_base_read_from_a_patch_is_the_oval_the_shape_reader_reads(oval_hidden):
+    """A patch the learned refiner names as a round base (``_doubts_read``) is read again
+    by the shape reader, as the rounds the rules found are (``read_made_shapes``): the
+    patch of an oval under its miniature read as a 25 mm base of its side at one end.
+    (Measured when written: a 25 mm round 0.30 in off without; the oval of its side,
+    within 0.12 in, with.)"""
+    pipe, frame, truth = oval_hidden
+    oval = next(t for t in truth["fighters"] if t["shape"] == "oval" and abs(t["x"] - 6.32) < 0.3
+                and abs(t["y"] - 15.15) < 0.3)
+
+    def nearest(on: bool):
+        d = _judged_with(pipe, frame, 0, read_made_shapes=on)
+        b = d[d.kind == 0]
+        k = int(np.argmin(np.hypot(*(b.xyz[:, :2] - (oval["x"], oval["y"])).T)))
+        return int(b.shape[k]), int(b.side[k]), float(np.hypot(*(b.xyz[k, :2] - (oval["x"], oval["y"]))))
+
+    shape, _, off = nearest(False)
+    assert shape == 0 and off > 0.2
+    shape, side, off = nearest(True)
+    assert shape == 1 and side == oval["team"] and off < 0.2

@@ -188,6 +188,8 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         named, open_ = self._doubts_read(raw, bases, open_)
         if len(named):
             bases = Detections.merge([bases, named])
+            if self.read_made_shapes:
+                bases = self._shapes_read(raw, bases, since=len(bases) - len(named))
         t4 = time.perf_counter()
         self.timings_ms = {"rectify": (t1 - t0) * 1e3, "rings": (t2 - t1) * 1e3, "select": (t3 - t2) * 1e3,
                            "tokens": (t4 - t3) * 1e3}

@@ -159,10 +159,9 @@ class LearnedReads:
                 kept.append(k)
         return bases[~drop] if drop.any() else bases
 
-    def _shapes_read(self, frame: np.ndarray, bases: Detections) -> Detections:
-        """On a Warcry table whose sides field ovals or rectangles, each base read again by
-        the learned shape reader (``vision.shape_reader``, the frame as the camera gave
-        it): where it reads a round base as not round (or an oval or rectangle as round)
+    def _shapes_read(self, frame: np.ndarray, bases: Detections, since: int = 0) -> Detections:
+        """On a Warcry table whose sides field ovals or rectangles, each base (from index
+        ``since``: those ``_doubts_read`` made) read again by the shape reader: where it reads a round base as not round (or an oval or rectangle as round)
         with ``shape_read_p`` or more, as an outline the side's roster lists (its long size
         within ``shape_read_size_mm``; of two that size, the shape it finds likelier), the
         base is that one, placed and turned as a second read centred there puts it,
@@ -173,7 +172,7 @@ class LearnedReads:
         (A round rim fits an oval's end where a miniature hides the rest of its rim, a
         base's length off its centre; the rules see an arc, the network the footprint.)"""
         nadir = self._reader_nadir(self.shape_reader) if self._shaped and self.config.epic is None else None
-        idx = np.flatnonzero(bases.kind == KIND_BASE) if nadir is not None and self.read_shapes else []
+        idx = np.flatnonzero(bases.kind[since:] == KIND_BASE) + since if nadir is not None and self.read_shapes else []
         if not len(idx):
             return bases
         colour = dict(self._rims_as_seen())
