@@ -191,3 +191,35 @@ def test_a_round_base_read_from_a_patch_is_the_oval_the_shape_reader_reads(oval_
     assert shape == 0 and off > 0.2
     shape, side, off = nearest(True)
     assert shape == 1 and side == oval["team"] and off < 0.2
+
+
+@pytest.fixture(scope="module")
+def oval_end_read(request, tmp_path_factory):
+    """``oval_ends``' table (seed 100077, the same eight-frame render), its eighth frame: a
+    75 x 42 mm oval found as a 25 mm round base at one end."""
+    from conftest import _tuning_table_cached
+
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100077, "warcry-mixed", "oval-ends",
+                                             frames=8), 7)
+
+
+@pytest.mark.slow
+def test_a_round_at_an_ovals_end_is_read_again_centred_where_the_reader_puts_it(oval_end_read):
+    """Read from the round at its end, the reader finds the oval but reads it short; read
+    again centred where it puts the base, it reads the oval whole (``shape_read_centred``).
+    (Measured when written: a 25 mm round 0.9 in off without; the 75 mm oval of its side,
+    0.12 in off, with; as many bases either way.)"""
+    pipe, frame, truth = oval_end_read
+    oval = next(t for t in truth["fighters"] if t["shape"] == "oval" and abs(t["x"] - 14.87) < 0.3
+                and abs(t["y"] - 18.47) < 0.3)
+
+    def nearest(on: bool):
+        d = _judged_with(pipe, frame, 7, shape_read_centred=on)
+        b = d[d.kind == 0]
+        k = int(np.argmin(np.hypot(*(b.xyz[:, :2] - (oval["x"], oval["y"])).T)))
+        return int(b.shape[k]), int(b.side[k]), float(np.hypot(*(b.xyz[k, :2] - (oval["x"], oval["y"])))), len(b)
+
+    shape, _, off, n_without = nearest(False)
+    assert shape == 0 and off > 0.5
+    shape, side, off, n_with = nearest(True)
+    assert shape == 1 and side == oval["team"] and off < 0.2 and n_with == n_without

@@ -161,13 +161,14 @@ class LearnedReads:
 
     def _shapes_read(self, frame: np.ndarray, bases: Detections, since: int = 0) -> Detections:
         """On a Warcry table whose sides field ovals or rectangles, each base (from index
-        ``since``: those ``_doubts_read`` made) read again by the shape reader: where it reads a round base as not round (or an oval or rectangle as round)
-        with ``shape_read_p`` or more, as an outline the side's roster lists (its long size
-        within ``shape_read_size_mm``; of two that size, the shape it finds likelier), the
-        base is that one, placed and turned as a second read centred there puts it,
-        its sigma at least ``SHAPE_READ_SIGMA_IN`` with the calibration's; a base of its
-        side whose centre then lies inside it is the same base seen twice (an oval's two
-        ends read as two round bases) and goes; where one of another side's would, it is
+        ``since``: those ``_doubts_read`` made) read by the shape reader, again centred
+        where that puts it: where the second read reads a round base as not round (or an
+        oval or rectangle as round) with ``shape_read_p`` or more, as an outline the side's
+        roster lists (its long size within ``shape_read_size_mm``; of two that size, the
+        shape it finds likelier), the base is that one, placed and turned so, its sigma at
+        least ``SHAPE_READ_SIGMA_IN`` with the calibration's; a round base of its side
+        whose centre then lies inside it is the same base seen twice (an oval's two ends
+        read as two rounds) and goes; where another side's base or an outline would, it is
         left as it was (the reader may have read that base). The bases kept.
         (A round rim fits an oval's end where a miniature hides the rest of its rim, a
         base's length off its centre; the rules see an arc, the network the footprint.)"""
@@ -181,39 +182,40 @@ class LearnedReads:
         top = bases.xyz[idx].copy()
         top[:, 2] += lift
         first = self.shape_reader.read(self.camera, frame, self._background_bgr, top, nadir, rims)
+        p_round, was_round = first.shape_p[:, SHAPES.index("round")], bases.shape[idx] == SHAPE_CODES["round"]
+        maybe = np.flatnonzero(np.where(was_round, 1.0 - p_round, p_round) >= self.shape_recentre_p)
+        # (Centred again: read from an end, an oval's size and shape are read short, less surely.)
+        again = self.shape_reader.read(self.camera, frame, self._background_bgr,
+                                       np.column_stack([first.xy[maybe], top[maybe, 2]]), nadir, rims[maybe])
         listed, _ = self._roster_and_found(bases)
         changes = []
-        for n, i in enumerate(idx):
+        for m, n in enumerate(maybe):
             # Round or not is the question (an oval and a rectangle of one size differ by
             # their corners, which the rim fits see and a 16 px/in crop hardly does: 16
             # tuning tables, 82 of 161 rectangles read as ovals); which of its side's
             # outlines a base read as not round is, its size and then the reader's odds say.
-            was_round = int(bases.shape[i]) == SHAPE_CODES["round"]
-            p_round = float(first.shape_p[n, SHAPES.index("round")])
-            if (1.0 - p_round if was_round else p_round) < self.shape_read_p:
+            read, k = (again, m) if self.shape_read_centred else (first, n)
+            pr, long_mm = float(read.shape_p[k, SHAPES.index("round")]), float(read.size_in[k, 0]) * MM_PER_IN
+            if (1.0 - pr if was_round[n] else pr) < self.shape_read_p:
                 continue
-            long_mm = float(first.size_in[n, 0]) * MM_PER_IN
-            options = [o for si, o in listed if si == int(bases.side[i]) and (o[0] == "round") != was_round
+            options = [o for si, o in listed if si == int(bases.side[idx[n]]) and (o[0] == "round") != was_round[n]
                        and abs(max(o[1], o[2]) - long_mm) <= self.shape_read_size_mm]
             if options:
-                best = min(options, key=lambda o: (abs(max(o[1], o[2]) - long_mm), -first.shape_p[n, SHAPES.index(o[0])]))
-                changes.append((n, i, best))
+                best = min(options, key=lambda o: (abs(max(o[1], o[2]) - long_mm), -read.shape_p[k, SHAPES.index(o[0])]))
+                changes.append((m, idx[n], best))
         self._shapes_weighed(bases, idx, first, {i for _, i, _ in changes})
         if not changes:
             return bases
-        again = self.shape_reader.read(self.camera, frame, self._background_bgr,
-                                       np.array([[*first.xy[n], top[n, 2]] for n, _, _ in changes]), nadir,
-                                       np.array([rims[n] for n, _, _ in changes]))
         drop = np.zeros(len(bases), bool)
-        for m, (n, i, (shape, w, d)) in enumerate(changes):
+        for m, i, (shape, w, d) in changes:
             if drop[i]:
                 continue
             others = np.flatnonzero((bases.kind == KIND_BASE) & (np.arange(len(bases)) != i) & ~drop)
             inside = others[[depth_inside(*bases.xyz[o, :2], shape, max(w, d) / MM_PER_IN, min(w, d) / MM_PER_IN,
                                           *again.xy[m], float(again.angle_deg[m])) > 0 for o in others]] \
                 if shape != "round" else others[:0]
-            if np.any(bases.side[inside] != bases.side[i]):
-                continue  # (another side's base there: the reader may have read that one)
+            if np.any((bases.side[inside] != bases.side[i]) | (bases.shape[inside] != SHAPE_CODES["round"])):
+                continue  # (another side's base there, or an outline: the reader may have read that one)
             drop[inside] = True
             self._made_shape(bases, i, (shape, w, d), again.xy[m], float(again.angle_deg[m]))
         return bases[~drop] if drop.any() else bases

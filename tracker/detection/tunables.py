@@ -268,6 +268,11 @@ class Tunables:
     # A base the learned shape reader reads as another shape of its side's roster, this
     # sure and its long size this near the roster's, is that base (learned._shapes_read).
     read_shapes, shape_read_p, shape_read_size_mm = True, 0.9, 12.0
+    # ... each read so where a second read, centred where the first reading this sure of a
+    # shape other than the base's puts it, says so (False: where the first read says so).
+    # 50 mixed tuning tables: floor RMS 0.062 -> 0.059 in, recall 98.87 -> 98.91 %,
+    # precision 99.09 -> 99.11 %, sides 98.86 -> 98.88 %.
+    shape_read_centred, shape_recentre_p = True, 0.5
     # ... and two touching round bases read between them as one such outline of a side
     # that lacks it (learned._ends_read_as_outline): an oval's two ends.
     read_ends, ends_gap_in = True, 0.3
