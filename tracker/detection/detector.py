@@ -29,6 +29,7 @@ from ..world import MM_PER_IN, TerrainPiece
 from .detections import KIND_STATE, Detections
 from .following import Following
 from .learned import LearnedReads, _Patch
+from .learned_shapes import ShapeReads
 from .learned_stands import LearnedStands
 from .patches import Patches
 from .placement import Placement
@@ -43,7 +44,7 @@ from .tunables import Tunables
 
 
 class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sides, Roster, Patches, Tokens, TokenNames,
-                    LearnedReads, LearnedStands, Following):
+                    LearnedReads, ShapeReads, LearnedStands, Following):
     """Finds bases, tokens and terrain in frames from one calibrated camera.
 
     ``camera`` needs ``project(xyz) -> uv`` and ``unproject(uv, z) -> xy`` (see

@@ -254,10 +254,10 @@ class Tunables:
     # (``refine_size_p``) of its side's (patches' sizes wrong 29 -> 20 % at 720p).
     refine_below, refine_reach_in, refine_min_in = 0.35, 0.5, 0.06
     # Epic stands placed again where the learned stand refiner reads them, within this
-    # reach and turn (learned._stands_refined), weighed against their fit (or taken).
+    # reach and turn (learned_stands._stands_refined), weighed against their fit (or taken).
     stand_reach_in, stand_turn_reach_deg, stand_weighed = 0.5, 20.0, True
     # A stand the learned quarter-turn reader reads as lying across two side by side, this
-    # sure, is those two (learned._quarters_read).
+    # sure, is those two (learned_stands._quarters_read).
     read_quarters, quarter_p = True, 0.9
     refine_size_p = 0.9
     # Two round bases at one height that the refiner left overlapping (their centres under
@@ -266,7 +266,7 @@ class Tunables:
     # the smaller the phantom, the larger the true base.
     part_overlaps = True
     # A base the learned shape reader reads as another shape of its side's roster, this
-    # sure and its long size this near the roster's, is that base (learned._shapes_read).
+    # sure and its long size this near the roster's, is that base (learned_shapes._shapes_read).
     read_shapes, shape_read_p, shape_read_size_mm = True, 0.9, 12.0
     # ... each read so where a second read, centred where the first reading this sure of a
     # shape other than the base's puts it, says so (False: where the first read says so).
@@ -274,7 +274,7 @@ class Tunables:
     # precision 99.09 -> 99.11 %, sides 98.86 -> 98.88 %.
     shape_read_centred, shape_recentre_p = True, 0.5
     # ... and two touching round bases read between them as one such outline of a side
-    # that lacks it (learned._ends_read_as_outline): an oval's two ends.
+    # that lacks it (learned_shapes._ends_read_as_outline): an oval's two ends.
     read_ends, ends_gap_in = True, 0.3
     # ... and the round bases read from patches the rules could not name (_doubts_read) read
     # so too (a patch of an oval whose miniature hides most of its rim reads as a round). 50
