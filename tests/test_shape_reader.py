@@ -178,19 +178,27 @@ def test_a_round_base_read_from_a_patch_is_the_oval_the_shape_reader_reads(oval_
     (Measured when written: a 25 mm round 0.30 in off without; the oval of its side,
     within 0.12 in, with.)"""
     pipe, frame, truth = oval_hidden
-    oval = next(t for t in truth["fighters"] if t["shape"] == "oval" and abs(t["x"] - 6.32) < 0.3
-                and abs(t["y"] - 15.15) < 0.3)
-
-    def nearest(on: bool):
-        d = _judged_with(pipe, frame, 0, read_made_shapes=on)
-        b = d[d.kind == 0]
-        k = int(np.argmin(np.hypot(*(b.xyz[:, :2] - (oval["x"], oval["y"])).T)))
-        return int(b.shape[k]), int(b.side[k]), float(np.hypot(*(b.xyz[k, :2] - (oval["x"], oval["y"]))))
-
-    shape, _, off = nearest(False)
+    oval = _oval_at(truth, 6.32, 15.15)
+    shape, _, off, _ = _nearest_base(pipe, frame, 0, oval, read_made_shapes=False)
     assert shape == 0 and off > 0.2
-    shape, side, off = nearest(True)
+    shape, side, off, _ = _nearest_base(pipe, frame, 0, oval, read_made_shapes=True)
     assert shape == 1 and side == oval["team"] and off < 0.2
+
+
+def _oval_at(truth: dict, x: float, y: float) -> dict:
+    """The true oval whose centre lies within 0.3 in of (x, y) along each axis."""
+    return next(t for t in truth["fighters"] if t["shape"] == "oval" and abs(t["x"] - x) < 0.3
+                and abs(t["y"] - y) < 0.3)
+
+
+def _nearest_base(pipe, frame, index: int, fighter: dict, **tunables) -> tuple[int, int, float, int]:
+    """The base found nearest a true ``fighter``, the frame judged alone with ``tunables``:
+    its shape code, side, distance (in) from the fighter, and how many bases were found."""
+    d = _judged_with(pipe, frame, index, **tunables)
+    b = d[d.kind == 0]
+    off = np.hypot(*(b.xyz[:, :2] - (fighter["x"], fighter["y"])).T)
+    k = int(np.argmin(off))
+    return int(b.shape[k]), int(b.side[k]), float(off[k]), len(b)
 
 
 @pytest.fixture(scope="module")
@@ -210,16 +218,8 @@ def test_a_round_at_an_ovals_end_is_read_again_centred_where_the_reader_puts_it(
     (Measured when written: a 25 mm round 0.9 in off without; the 75 mm oval of its side,
     0.12 in off, with; as many bases either way.)"""
     pipe, frame, truth = oval_end_read
-    oval = next(t for t in truth["fighters"] if t["shape"] == "oval" and abs(t["x"] - 14.87) < 0.3
-                and abs(t["y"] - 18.47) < 0.3)
-
-    def nearest(on: bool):
-        d = _judged_with(pipe, frame, 7, shape_read_centred=on)
-        b = d[d.kind == 0]
-        k = int(np.argmin(np.hypot(*(b.xyz[:, :2] - (oval["x"], oval["y"])).T)))
-        return int(b.shape[k]), int(b.side[k]), float(np.hypot(*(b.xyz[k, :2] - (oval["x"], oval["y"])))), len(b)
-
-    shape, _, off, n_without = nearest(False)
+    oval = _oval_at(truth, 14.87, 18.47)
+    shape, _, off, n_without = _nearest_base(pipe, frame, 7, oval, shape_read_centred=False)
     assert shape == 0 and off > 0.5
-    shape, side, off, n_with = nearest(True)
+    shape, side, off, n_with = _nearest_base(pipe, frame, 7, oval, shape_read_centred=True)
     assert shape == 1 and side == oval["team"] and off < 0.2 and n_with == n_without
