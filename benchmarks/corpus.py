@@ -152,6 +152,57 @@ def render(entry: Entry) -> Path:
     return entry.path
 
 
+def render_with_camera(entry: Entry, camera: Path) -> Path:
+    """Render one entry without its board views, with ``camera`` (intrinsics a full render's
+    board views gave, ``Intrinsics.to_json``) as its ``camera.json``; nothing if cached.
+
+    The tests' tables: the renderer draws a table's fifteen board views after its frames
+    from a random stream of their own (its frames and empty table are the same without
+    them), and drawing and calibrating them is two thirds of a 720p table's cost; the
+    intrinsics they give are stored in the repository (``scripts/table_cameras.py``) and
+    read as a user's ``calibrate-camera`` file is. Otherwise as ``make_set.py`` writes a set
+    (its ``setup_from``, JPEG quality 95), so the tracker reads the folder the same way."""
+    import importlib.util
+    import json
+
+    import cv2
+
+    if entry.cached():
+        return entry.path
+    root = entry.path.parent
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / f".tmp-{entry.name}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    cmd = [sys.executable, str(MAKE_SET.with_name("render.py")), "--seed", str(entry.seed), "--kind", entry.kind,
+           "--frames", str(entry.frames), "--width", str(entry.width), "--height", str(entry.height),
+           "--calib-views", "0", "--out", str(tmp / "png")]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0 or not (tmp / "png" / "scene.json").is_file():
+            raise RuntimeError(f"{entry.name}: render.py failed ({p.returncode}):\n{p.stderr[-2000:]}")
+        spec = importlib.util.spec_from_file_location("shared_eval_make_set", MAKE_SET)
+        make_set = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(make_set)
+        scene = json.loads((tmp / "png" / "scene.json").read_text())
+        (tmp / "frames").mkdir()
+        jpeg = [cv2.IMWRITE_JPEG_QUALITY, 95]
+        for png in sorted((tmp / "png" / "frames").iterdir()):
+            cv2.imwrite(str(tmp / "frames" / png.name.replace(".png", ".jpg")), cv2.imread(str(png)), jpeg)
+        cv2.imwrite(str(tmp / "table.jpg"), cv2.imread(str(tmp / "png" / "table.png")), jpeg)
+        (tmp / "setup.json").write_text(json.dumps(make_set.setup_from(scene), indent=1))
+        (tmp / "truth.json").write_text(json.dumps(scene))
+        shutil.copyfile(camera, tmp / "camera.json")
+        shutil.rmtree(tmp / "png")
+        try:
+            os.rename(tmp, entry.path)
+        except OSError:  # another process rendered it meanwhile
+            if not entry.cached():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return entry.path
+
+
 def ensure(es: list[Entry], jobs: int = 2, progress: bool = True) -> list[Entry]:
     """Render the entries not yet cached, ``jobs`` at a time. Returns the entries the
     renderer could not draw (the shared renderer fails on a few seeds: reporting seed

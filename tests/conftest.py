@@ -101,15 +101,26 @@ SAND_MAT_720P_SEED = 100000  # a tuning-split Warcry table: a sand mat, a hand's
 HIDDEN_OVAL_1080P_SEED = 100001  # a tuning-split mixed Warcry table: an oval under its miniature by a tag
 
 
+TABLE_CAMERAS = Path(__file__).resolve().parent / "table_cameras"
+
+
 def _tuning_table(request, seed: int, kind: str, name: str, size: tuple[int, int] = (1280, 720),
-                  frames: int = 1) -> Path:
+                  frames: int = 1, boards: bool = False) -> Path:
     """The first ``frames`` frames (one unless said) of a tuning-split table at ``size``
     (1280x720 unless said), rendered once into pytest's cache (keyed by the shared
-    renderer's code). A set's frames are the same whatever their number. ``name`` says
-    what the table shows, for the reader: tables are kept by seed, kind, size and frames,
-    so fixtures naming one table share its render."""
+    renderer's code). A set's first frames depend on its length (a hand's path does), its
+    empty table and camera do not. ``name`` says what the table shows, for the reader:
+    tables are kept by seed, kind, size and frames, so fixtures naming one table share its
+    render.
+
+    Without ``boards``, a table whose camera is stored (``tests/table_cameras``, the
+    intrinsics its board views give, by ``scripts/table_cameras.py``) is rendered without
+    its board views and calibrated from the stored camera: the same camera, at a third of
+    the cost. With ``boards`` (tests of calibrating from them), or with no stored camera,
+    the whole set is rendered and its camera calibrated from its views."""
     import hashlib
     import sys
+    import warnings
 
     from evalsets import SHARED
 
@@ -122,6 +133,13 @@ def _tuning_table(request, seed: int, kind: str, name: str, size: tuple[int, int
 
     key = hashlib.sha1(b"".join((SHARED / "eval" / n).read_bytes() for n in ("render.py", "make_set.py")))
     root = request.config.cache.mkdir("tuning-tables") / key.hexdigest()[:12]
+    camera = TABLE_CAMERAS / f"{kind}-{seed}-{size[0]}x{size[1]}.json"
+    if not boards and camera.is_file():
+        entry = corpus.Entry("tuning", seed, kind, *size, frames=frames, root=str(root / "stored-camera"))
+        return corpus.render_with_camera(entry, camera)
+    if not boards:
+        warnings.warn(f"{camera.relative_to(repo)} is missing: rendering the table's board views and calibrating "
+                      f"from them (slow); store its camera with python scripts/table_cameras.py {camera.stem}")
     entry = corpus.Entry("tuning", seed, kind, *size, frames=frames, root=str(root))
     assert not corpus.ensure([entry], jobs=1, progress=False)
     return entry.path
