@@ -183,8 +183,10 @@ def epic_720p_table(request, tmp_path_factory):
     """An Epic table of the shared renderer at 1280x720 (four frames of tuning seed
     100047, rendered once into pytest's cache), and this run's calibration cache:
     ``(folder, {"XDG_CACHE_HOME": ...})``. Build the pipeline under that environment
-    (``epic_720p``) so its camera is this run's, never from ~/.cache."""
-    return _tuning_table_cached(request, tmp_path_factory, EPIC_720P_SEED, "epic", "stands-epic", frames=4)
+    (``epic_720p``) so its camera is this run's, never from ~/.cache. With its board views:
+    tests of the straight-edge calibration read them."""
+    return _tuning_table_cached(request, tmp_path_factory, EPIC_720P_SEED, "epic", "stands-epic", frames=4,
+                                boards=True)
 
 
 def _first_frame(table: tuple[Path, dict], index: int = 0) -> tuple:

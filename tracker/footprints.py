@@ -172,6 +172,9 @@ def mat_loglik(view_bgr: np.ndarray, fit_mask: np.ndarray, rng_seed: int = 0) ->
     robust centre and scale (median, 1.4826 MAD) of the mat's own log-likelihoods.
 
     Fitted by EM (``sklearn.mixture.GaussianMixture``) on chromaticity, trimmed once (see the module docstring)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.mixture import GaussianMixture  # (imported here: only a table's set-up fits the mat)
 
     ch = _chroma(cv2.GaussianBlur(view_bgr, (0, 0), 1.0))
@@ -185,7 +188,11 @@ def mat_loglik(view_bgr: np.ndarray, fit_mask: np.ndarray, rng_seed: int = 0) ->
     def fit(x, n=N_COMPONENTS):
         # (scikit-learn's EM: OpenCV's cv2.ml.EM fitted the same mixture 10-20x slower, 3 s
         # of a 720p table's set-up; footprints' IoU on benchmarks/footprints.py 0.888 -> 0.893)
-        return GaussianMixture(n, covariance_type="full", max_iter=100, tol=1e-4, random_state=rng_seed).fit(x)
+        # Not converged after 100 iterations is still a fine description of the mat (cv2.ml.EM
+        # stopped at 60 without a word): no warning for the user.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return GaussianMixture(n, covariance_type="full", max_iter=100, tol=1e-4, random_state=rng_seed).fit(x)
 
     em = fit(sample)
     ll = em.score_samples(sample)
