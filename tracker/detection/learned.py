@@ -259,21 +259,21 @@ class LearnedReads:
         guesses = np.array([[self._doubts[k].x, self._doubts[k].y, self._doubts[k].z + lift]
                             for k in rounds for _ in colour])
         rims = np.array([c for _ in rounds for _, c in colour], float)
-        xy, _, present = self.refiner.read(self.camera, frame, self._background_bgr, guesses, nadir, rims)
+        xy, size_p, present = self.refiner.read(self.camera, frame, self._background_bgr, guesses, nadir, rims)
         if present is None:
             return Detections(), open_
         present = present.reshape(len(rounds), len(colour))
+        read_mm = np.asarray(SIZES_MM)[np.argmax(size_p, axis=1)].reshape(len(rounds), len(colour))
         taken, rows = set(), []
         placed = [(x, y, r) for (x, y), r in zip(bases.xyz[:, :2], np.where(
             bases.shape > 0, bases.size_mm[:, 0], bases.base_mm) / MM_PER_IN / 2)] if len(bases) else []
         sizes = {s.index: set(s.bases_mm) for s in self.config.sides}
         room, used = roster_short(*self._roster_and_found(bases)), set()  # (what each side's roster still lacks)
         for n, k in enumerate(rounds):
-            order = np.argsort(-present[n])
-            best = int(order[0])
-            side = colour[best][0]
-            if present[n, best] < self.doubt_base_p or (len(order) > 1 and present[n, order[1]] >= self.doubt_rival_p):
+            best = self._doubt_side(present[n], read_mm[n], colour, sizes)
+            if best is None:
                 continue
+            side = colour[best][0]
             q = self._doubts[k]
             first = xy[n * len(colour) + best]
             xy2, p2, pr2 = self.refiner.read(self.camera, frame, self._background_bgr, np.array([[*first, q.z + lift]]),
@@ -302,6 +302,25 @@ class LearnedReads:
         if calib is not None and len(named):
             named.sigma_in = np.hypot(calib, PATCH_SIGMA_IN)
         return named, [k for k in open_ if k not in taken]
+
+    def _doubt_side(self, present: np.ndarray, read_mm: np.ndarray, colour: list, sizes: dict) -> int | None:
+        """Which of ``colour`` (the sides' rims as seen) a doubt the refiner read under each
+        is a base of: the one it reads ``doubt_base_p`` or more with every other under
+        ``doubt_rival_p``; or, of those it reads ``doubt_rival_p`` or more, the one alone
+        whose roster (``sizes``) lists the size it reads under that rim (``read_mm``) and
+        that it reads ``doubt_base_p`` or more. (Two rims of near colours under a
+        miniature, blue and purple, read alike; a 32 mm base is not of a side that fields
+        none.) None when it is no side's."""
+        order = np.argsort(-present)
+        best = int(order[0])
+        if present[best] < self.doubt_base_p:
+            return None
+        if len(order) < 2 or present[order[1]] < self.doubt_rival_p:
+            return best
+        if not self.doubt_side_by_size:
+            return None
+        fits = [int(j) for j in order if present[j] >= self.doubt_rival_p and read_mm[j] in sizes.get(colour[j][0], ())]
+        return fits[0] if len(fits) == 1 and present[fits[0]] >= self.doubt_base_p else None
 
     def _outline_read_as_round(self, row: dict, room: dict, used: set[int]) -> dict | None:
         """A round base the refiner reads (``row``) that its side's roster has no room

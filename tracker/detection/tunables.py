@@ -178,6 +178,9 @@ class Tunables:
     # (_doubts_read). (53 tuning tables it never saw: recall 95.3 -> 96.6 %, precision
     # 98.6 -> 98.5 %; at 0.95 the same.)
     doubt_base_p, doubt_rival_p = 0.9, 0.3
+    # ... and of the sides it reads alike (a blue rim and a purple one under a miniature),
+    # the one alone whose roster lists the size it reads there (_doubts_read).
+    doubt_side_by_size = True
     # ... and a weak round base it reads under ``side_own_p`` for its side, and so for
     # one other, is that other's (_sides_read). (There: sides right 97.2 -> 98.4 %,
     # control calls agreeing 1,100 -> 1,105 of 1,192, wrong 18 -> 17.)
