@@ -70,9 +70,19 @@ def test_overlay_page_plays_and_ends_a_round(open_page, tmp_path):
     unseen = page.evaluate("window.tabletracker.state.state.unseen_objectives")
     said = page.inner_text("[data-testid=objectives]")
     assert said == "all in sight" if not unseen else all(o in said for o in unseen), (said, unseen)
-    # the timeline lists what happened on the table
+    # the timeline lists what happened on the table: the state's newest twelve events, newest
+    # first (read in one go with the state they were drawn from; which events those are
+    # depends on how far the clip has played: "placed" ones scroll out once it has moved on)
     page.wait_for_selector("[data-testid=timeline] li", timeout=10_000)
-    assert "placed" in page.inner_text("[data-testid=timeline]")
+    shown, events = page.evaluate("""() => [
+        [...document.querySelectorAll('[data-testid=timeline] li')].map((li) => li.textContent),
+        ((window.tabletracker.state.state.extra || {}).events || []).map((e) => [e.subject, e.kind, e.time_s])]""")
+    assert events and len(shown) == min(12, len(events)), (shown, events)
+    for line, (subject, kind, t) in zip(shown, reversed(events[-12:])):
+        at, _, words = line.partition(" s ")
+        assert abs(float(at) - t) <= 0.051 and words.startswith(f"{subject} {kind}"), (line, subject, kind, t)
+    assert {kind for _, kind, _ in events} <= {"placed", "moved", "removed", "picked up treasure",
+                                                "dropped treasure", "token placed", "token removed"}, events
     assert errors == [], errors
 
     shot = os.environ.get("TABLETRACKER_SCREENSHOT")
