@@ -127,21 +127,17 @@ def _clean_stale(root: Path) -> None:
             pass
 
 
-def render(entry: Entry) -> Path:
-    """Render one entry into the cache (nothing if cached); raise on a failed render."""
+def _into_place(entry: Entry, write) -> Path:
+    """``write(tmp)`` makes the entry's set in a temporary folder beside its place, then it is
+    renamed into place (nothing if cached): an interrupted render never leaves a half set."""
     if entry.cached():
         return entry.path
     root = entry.path.parent
     root.mkdir(parents=True, exist_ok=True)
     tmp = root / f".tmp-{entry.name}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
-    cmd = [sys.executable, str(MAKE_SET), "--seed", str(entry.seed), "--kind", entry.kind,
-           "--frames", str(entry.frames), "--width", str(entry.width), "--height", str(entry.height),
-           "--out", str(tmp)]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0 or not (tmp / "truth.json").is_file():
-            raise RuntimeError(f"{entry.name}: make_set.py failed ({p.returncode}):\n{p.stderr[-2000:]}")
+        write(tmp)
         try:
             os.rename(tmp, entry.path)
         except OSError:  # another process rendered it meanwhile
@@ -150,6 +146,20 @@ def render(entry: Entry) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return entry.path
+
+
+def render(entry: Entry) -> Path:
+    """Render one entry into the cache (nothing if cached); raise on a failed render."""
+
+    def write(tmp: Path) -> None:
+        cmd = [sys.executable, str(MAKE_SET), "--seed", str(entry.seed), "--kind", entry.kind,
+               "--frames", str(entry.frames), "--width", str(entry.width), "--height", str(entry.height),
+               "--out", str(tmp)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0 or not (tmp / "truth.json").is_file():
+            raise RuntimeError(f"{entry.name}: make_set.py failed ({p.returncode}):\n{p.stderr[-2000:]}")
+
+    return _into_place(entry, write)
 
 
 def render_with_camera(entry: Entry, camera: Path) -> Path:
@@ -167,16 +177,10 @@ def render_with_camera(entry: Entry, camera: Path) -> Path:
 
     import cv2
 
-    if entry.cached():
-        return entry.path
-    root = entry.path.parent
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = root / f".tmp-{entry.name}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    cmd = [sys.executable, str(MAKE_SET.with_name("render.py")), "--seed", str(entry.seed), "--kind", entry.kind,
-           "--frames", str(entry.frames), "--width", str(entry.width), "--height", str(entry.height),
-           "--calib-views", "0", "--out", str(tmp / "png")]
-    try:
+    def write(tmp: Path) -> None:
+        cmd = [sys.executable, str(MAKE_SET.with_name("render.py")), "--seed", str(entry.seed), "--kind", entry.kind,
+               "--frames", str(entry.frames), "--width", str(entry.width), "--height", str(entry.height),
+               "--calib-views", "0", "--out", str(tmp / "png")]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0 or not (tmp / "png" / "scene.json").is_file():
             raise RuntimeError(f"{entry.name}: render.py failed ({p.returncode}):\n{p.stderr[-2000:]}")
@@ -193,14 +197,8 @@ def render_with_camera(entry: Entry, camera: Path) -> Path:
         (tmp / "truth.json").write_text(json.dumps(scene))
         shutil.copyfile(camera, tmp / "camera.json")
         shutil.rmtree(tmp / "png")
-        try:
-            os.rename(tmp, entry.path)
-        except OSError:  # another process rendered it meanwhile
-            if not entry.cached():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return entry.path
+
+    return _into_place(entry, write)
 
 
 def ensure(es: list[Entry], jobs: int = 2, progress: bool = True) -> list[Entry]:
