@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks import corpus  # noqa: E402
 
 CAMERAS = REPO / "tests" / "table_cameras"
-NAME = re.compile(r"^(warcry|warcry-mixed|epic)-(\d+)-(\d+)x(\d+)$")
+NAME = re.compile(rf"^({'|'.join(map(re.escape, corpus.KINDS))})-(\d+)-(\d+)x(\d+)$")
 
 
 def _entry(name: str, root: str) -> corpus.Entry:

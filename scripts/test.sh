@@ -15,5 +15,5 @@ if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
     || { echo "error: could not install chromium with apt-get; install it (apt-get install chromium) and re-run" >&2; exit 1; }
 fi
 # Tests run on every core (at most four): each module's tests stay on one worker, which
-# builds that module's fixtures once (2 cores, a fresh clone: 19.5 min, 34 min of CPU).
+# builds that module's fixtures once (2 cores, a fresh clone: 18 min, 32 min of CPU).
 exec python3 -m pytest --numprocesses=auto --maxprocesses=4 --dist=loadscope "$@"
