@@ -252,6 +252,46 @@ def test_a_base_given_another_sides_colour_is_read_back_to_its_own():
 
 
 
+def test_a_weak_base_the_refiner_reads_under_no_rim_has_its_side_unsure():
+    """``TableDetector._sides_read`` (``absent_side_unsure``): a round base placed from
+    little rim where the refiner reads no base of its side's rim, nor of any other's (moved
+    onto bare floor: a phantom of a shadow's edge), keeps its place but not its side's
+    word: every other side a rival, so the rules count it surely for none. A weak base on
+    its own rim, and a well-seen one moved off it, keep their side sure."""
+    from tracker.detection import KIND_BASE
+    from tracker.pipeline import Pipeline
+
+    folder = eval_set("warcry-2")
+    det = Pipeline.from_footage(folder).detector
+    frame = _frame(folder)
+    found = det.detect(frame)
+    rounds = np.flatnonzero((found.kind == KIND_BASE) & (found.shape == 0) & (found.score >= det.refine_below)
+                            & (found.xyz[:, 2] == 0.0))
+    assert len(rounds) >= 6
+    sides = [s.index for s in det.config.sides]
+    everyone = sum(1 << s for s in sides)
+    others = found.xyz[:, :2]
+    w, h = det.config.table.play_area_in
+    moved, kept_weak, moved_strong = rounds[:2], rounds[2:4], rounds[4:6]
+    # bare floor: 2.5 in or more from everything found, on the play area
+    gx, gy = np.meshgrid(np.arange(1.0, w - 1), np.arange(1.0, h - 1))
+    grid = np.c_[gx.ravel(), gy.ravel()]
+    bare = grid[np.min(np.hypot(grid[:, None, 0] - others[None, :, 0], grid[:, None, 1] - others[None, :, 1]), axis=1) > 2.5]
+    assert len(bare) >= 4
+    for i, p in zip(np.r_[moved, moved_strong], bare[np.linspace(0, len(bare) - 1, 4).astype(int)]):
+        found.xyz[i, :2] = p
+    found.score[np.r_[moved, kept_weak]] = 0.2
+    found.rivals[:] = 0
+    det.absent_side_unsure = True
+    det._sides_read(frame, found)
+    assert all(found.rivals[i] == everyone & ~(1 << int(found.side[i])) for i in moved), found.rivals[moved]
+    assert not found.rivals[kept_weak].any() and not found.rivals[moved_strong].any()
+    found.rivals[:] = 0
+    det.absent_side_unsure = False
+    det._sides_read(frame, found)
+    assert not found.rivals[moved].any()
+
+
 def test_a_round_patch_no_base_explains_is_offered_to_the_refiner_and_named():
     """``TableDetector._proposed_rounds``: with one true base left out of those found,
     its patch is offered (a doubt not to be shown), and the refiner names it: one base,

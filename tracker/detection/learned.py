@@ -207,12 +207,16 @@ class LearnedReads:
             return
         present = present.reshape(len(idx), len(colour))
         at = {si: j for j, (si, _) in enumerate(colour)}
+        every = sum(1 << int(si) for si, _ in colour)
+        little_rim = (bases.score < self.refine_below) | bases.from_foreground
         for n, i in enumerate(idx):
             own = at.get(int(bases.side[i]))
             if own is None or present[n, own] >= self.side_own_p:
                 continue
             order = [j for j in np.argsort(-present[n]) if j != own]
             if not order or present[n, order[0]] < self.doubt_base_p or (len(order) > 1 and present[n, order[1]] >= self.doubt_rival_p):
+                if self.absent_side_unsure and little_rim[i]:
+                    bases.rivals[i] |= every & ~(1 << int(bases.side[i]))
                 continue
             bases.rivals[i] |= 1 << int(bases.side[i])
             bases.side[i] = colour[order[0]][0]

@@ -189,6 +189,10 @@ class Tunables:
     # (23 Warcry tuning tables the refiner never saw: sides right 2,547 -> 2,554 of 2,579,
     # 8 made right, 1 wrong; 16 mixed ones: one more right; nothing else changed.)
     read_sides_all = True
+    # ... and a round base placed from little rim (as ``_refined`` picks them) that it
+    # reads under ``side_own_p`` for its own side and names no other's: its side unsure,
+    # every other side a rival (the rules then count it surely for none).
+    absent_side_unsure = True
     # ... and so is every patch of a round size the bases found leave unexplained,
     # whatever the rosters lack (_proposed_rounds). (53 tuning tables it never saw:
     # recall 96.6 -> 97.7 %, precision 98.5 -> 98.3 %, control calls agreeing 1,105 ->
