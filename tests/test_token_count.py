@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import _first_frame
+from conftest import _first_frame, _judged_with, _tuning_table_cached
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +34,20 @@ def tag_by_white_rims(sand_mat_720p_table):
 @pytest.fixture(scope="module")
 def blue_disc(blue_disc_720p_table):
     return _first_frame(blue_disc_720p_table)
+
+
+@pytest.fixture(scope="module")
+def blue_miniature_on_platform(request, tmp_path_factory):
+    # Its sixth frame: a hand over two objectives (one a plain blue disc), and a red-rimmed
+    # fighter on a platform whose miniature is that blue.
+    table = _tuning_table_cached(request, tmp_path_factory, 100120, "warcry", "blue-miniature-on-platform", frames=8)
+    return _first_frame(table, 5)
+
+
+@pytest.fixture(scope="module")
+def gold_miniature(request, tmp_path_factory):
+    # Its second frame: a gold miniature on a green 32 mm base at the table's edge.
+    return _first_frame(_tuning_table_cached(request, tmp_path_factory, 100080, "warcry", "gold-miniature", frames=8), 1)
 
 
 def _near(things, x: float, y: float, gate: float = 0.4) -> list:
@@ -400,3 +414,52 @@ def test_a_weak_large_rim_a_tags_paper_ring_inside_it_explains_is_no_base(tag_by
     assert len(match(fighters, bases)) == len(bases)  # no base that is not a fighter
     tag = [t for t in truth["tokens"] if t.get("tag_id") == 56][0]
     assert [(t.kind, t.tag_id) for t in _near(res.state.tokens, tag["x"], tag["y"], 0.1)] == [("objective", 56)]
+
+
+def test_a_miniature_on_a_platform_is_no_token_on_the_floor(blue_miniature_on_platform):
+    """A fighter on a platform hides the floor where its top's picture falls
+    (``_lifted_footprints``): a plain disc the floor's search sees there is that fighter's
+    miniature, never a token, even while the game has an untagged token of its colour
+    unseen (under a hand). Looked for there
+    (``tokens_under_lifted_bases``), its blue top was an objective 1.7 in from the
+    fighter, on bare floor."""
+    from tracker.detection import KIND_BASE, KIND_OBJECTIVE
+
+    pipe, frame, truth = blue_miniature_on_platform
+    lifted = [f for f in truth["fighters"] if f["z"] > 1.0]
+    assert lifted, "the table was to show a fighter on a platform"
+
+    def phantoms(dets) -> list:
+        plain = dets[(dets.kind == KIND_OBJECTIVE) & (dets.tag_id < 0)]
+        return [p for p in plain.xyz if min(math.hypot(p[0] - t["x"], p[1] - t["y"]) for t in truth["tokens"]) > 0.75]
+
+    dets = _judged_with(pipe, frame, 5)
+    assert phantoms(dets) == []
+    bases = dets[dets.kind == KIND_BASE]
+    for f in lifted:  # (and the fighters themselves still found, on their platforms)
+        assert np.min(np.hypot(bases.xyz[:, 0] - f["x"], bases.xyz[:, 1] - f["y"])) < 0.2, f
+    assert len(phantoms(_judged_with(pipe, frame, 5, tokens_under_lifted_bases=True))) == 1
+
+
+def test_a_miniature_of_a_tokens_colour_on_a_base_found_late_is_no_token(gold_miniature):
+    """A gold miniature on a green 32 mm base at the table's edge: the token search took
+    its top for a treasure before the refiner named the base from its patch
+    (``_doubts_read``). Nothing lies on a base's top, so a plain token on a base named
+    later goes (``_on_named_bases``); kept (``tokens_off_named`` off), it was a treasure
+    0.55 in off the fighter's centre."""
+    from tracker.detection import KIND_BASE, KIND_TREASURE
+
+    pipe, frame, truth = gold_miniature
+
+    def phantoms(dets) -> list:
+        plain = dets[(dets.kind == KIND_TREASURE) & (dets.tag_id < 0)]
+        return [p for p in plain.xyz if min(math.hypot(p[0] - t["x"], p[1] - t["y"]) for t in truth["tokens"]) > 0.75]
+
+    kept = phantoms(_judged_with(pipe, frame, 1, tokens_off_named=False))
+    assert len(kept) == 1
+    dets = _judged_with(pipe, frame, 1)
+    assert phantoms(dets) == []
+    # ... and the fighter whose miniature it was is still found, on its base
+    f = min(truth["fighters"], key=lambda f: math.hypot(f["x"] - kept[0][0], f["y"] - kept[0][1]))
+    bases = dets[dets.kind == KIND_BASE]
+    assert np.min(np.hypot(bases.xyz[:, 0] - f["x"], bases.xyz[:, 1] - f["y"])) < 0.1

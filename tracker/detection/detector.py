@@ -188,6 +188,8 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         open_ = self._unnamed(bases, tokens if look_for_tokens else None)
         named, open_ = self._doubts_read(raw, bases, open_)
         if len(named):
+            if look_for_tokens:
+                tokens = tokens[~self._on_named_bases(tokens, named)]
             bases = Detections.merge([bases, named])
             if self.read_made_shapes:
                 bases = self._shapes_read(raw, bases, since=len(bases) - len(named))

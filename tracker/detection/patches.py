@@ -440,17 +440,17 @@ class Patches:
         as foreground, small round ones, and round ones seen under ``token_hiding_score``
         of their rim (a blue objective's edge and a purple base's yellow crescent beside
         it made a 40 mm yellow rim) may be a token's disc itself (_settle_discs decides),
-        so they are left to the search. Any base found on a platform covers the floor view
-        where its top's picture falls (``_lifted_footprints``): a disc on the floor there would
-        be hidden by it, and what the floor's search sees there is that base, whatever its
-        size or how little of its rim was seen."""
+        so they are left to the search. A base on a platform hides the floor where its top's
+        picture falls (``_lifted_footprints``): a plain disc seen there is that fighter."""
         paper = self._paper_diameter_in() * MM_PER_IN
         sure = (bases.kind == KIND_BASE) & ~bases.from_foreground \
             & ((bases.shape > 0) | ((bases.base_mm >= 1.5 * paper) & (bases.score >= self.token_hiding_score)))
         mask = self._footprints(bases[sure]).astype(np.uint8)
         lifted = (bases.kind == KIND_BASE) & (bases.xyz[:, 2] > 0.05)
+        self._lifted_here = None  # (where no plain disc is a token: _tokens)
         if not self.tokens_under_lifted_bases and lifted.any():
-            mask |= self._lifted_footprints(bases[lifted])
+            self._lifted_here = self._lifted_footprints(bases[lifted])
+            mask |= self._lifted_here
         return cv2.erode(mask, np.ones((3, 3), np.uint8)).astype(bool)
 
     def _lifted_footprints(self, bases: Detections) -> np.ndarray:

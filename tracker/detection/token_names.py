@@ -25,6 +25,7 @@ from .detections import (
     STATE_TAG_RANGE,
     Detections,
 )
+from .learned import ONE_HEIGHT_IN
 from .tokens import TOKEN_CAP_MARGIN
 
 
@@ -158,6 +159,19 @@ class TokenNames:
                 # blob of a disc's size and nothing more (a die, a damage counter).
                 keep_base |= took.get(i, np.zeros(len(bases), bool)) & ~by_roster
         return bases[keep_base], tokens[keep_token]
+
+    def _on_named_bases(self, tokens: Detections, named: Detections) -> np.ndarray:
+        """Which plain tokens (no tag read) lie on a base the refiner named where the rules
+        saw only a patch (``_doubts_read``, after the tokens took their discs): their
+        centre inside its circle, on its surface. Nothing lies on a base's top, and a token
+        under one is hidden: a disc seen there is its miniature's paint (a gold figure on
+        a green 32 mm base read as a treasure 0.55 in off the base's centre)."""
+        if not self.tokens_off_named or not len(tokens) or not len(named):
+            return np.zeros(len(tokens), bool)
+        r = named.base_mm / MM_PER_IN / 2
+        d = np.hypot(tokens.xyz[:, None, 0] - named.xyz[None, :, 0], tokens.xyz[:, None, 1] - named.xyz[None, :, 1])
+        level = np.abs(tokens.xyz[:, None, 2] - named.xyz[None, :, 2]) < ONE_HEIGHT_IN
+        return (tokens.tag_id < 0) & ((d < r[None, :]) & level).any(axis=1)
 
     def _on_token_edges(self, bases: Detections, tokens: Detections) -> np.ndarray:
         """Which poorly seen round bases stand only on the edges of token discs: their

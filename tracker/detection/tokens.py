@@ -76,6 +76,14 @@ def _on_bases(rows: np.ndarray, cols: np.ndarray, not_here: np.ndarray | None) -
     return not_here[np.clip(2 * rows, 0, not_here.shape[0] - 1), np.clip(2 * cols, 0, not_here.shape[1] - 1)]
 
 
+def _on_mask(view: Any, xy: np.ndarray, mask: np.ndarray | None) -> bool:
+    """Whether world ``xy`` falls on ``mask`` (a mask of ``view``'s pixels, or None)."""
+    if mask is None:
+        return False
+    c, r = np.rint(view.to_pixel(xy)[0]).astype(int)
+    return bool(0 <= r < mask.shape[0] and 0 <= c < mask.shape[1] and mask[r, c])
+
+
 class Tokens:
     """Finds token discs and reads them (a mixin of ``TableDetector``)."""
 
@@ -140,6 +148,8 @@ class Tokens:
                     tag_face, unread = False, True
                 if tag is not None and self._token_kind(tag) != KIND_STATE:
                     self._tag_pos[tag] = xy
+            if tag is None and not (tag_face or unread) and _on_mask(self.floor, xy, getattr(self, "_lifted_here", None)):
+                continue  # a fighter on a platform hides the floor there: its miniature, no token
             if tag is not None and self._token_kind(tag) == KIND_STATE:
                 # Never an objective or treasure: "they do not interact with the battle".
                 state_seen.append((tag, xy))

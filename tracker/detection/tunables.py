@@ -193,6 +193,8 @@ class Tunables:
     # reads under ``side_own_p`` for its own side and names no other's: its side unsure,
     # every other side a rival (the rules then count it surely for none).
     absent_side_unsure = True
+    # A plain token on a base it names is that base's miniature (_on_named_bases).
+    tokens_off_named = True
     # ... and so is every patch of a round size the bases found leave unexplained,
     # whatever the rosters lack (_proposed_rounds). (53 tuning tables it never saw:
     # recall 96.6 -> 97.7 %, precision 98.5 -> 98.3 %, control calls agreeing 1,105 ->
