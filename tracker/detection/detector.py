@@ -153,8 +153,8 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         if look_for_tokens:
             # Terrain is part of the empty table, so it leaves no token evidence: tokens
             # right beside a piece (inside its image outline) are still looked for.
-            tokens = self._tokens(frame, floor_bgr, lab, self.floor.valid & ~hand, markers,
-                                  self._not_token_places(bases))
+            not_here, hidden = self._not_token_places(bases)
+            tokens = self._tokens(frame, floor_bgr, lab, self.floor.valid & ~hand, markers, not_here, hidden)
             bases, tokens = self._settle_discs(bases, tokens, lab, frame)
             tokens = Detections.merge([tokens, self._tokens_by_terrain(lab, bases, tokens, self.floor.valid & ~hand)])
             self._last_tokens = tokens

@@ -67,6 +67,11 @@ class LearnedReads:
         """(index, rim colour as this table's light shows it, BGR) per side."""
         return [(s.index, self.light.as_seen(s.rim_bgr)) for s in self.config.sides]
 
+    def _little_rim(self, bases: Detections, below: float | None = None) -> np.ndarray:
+        """Which ``bases`` were placed from little rim: fitted under ``below`` of it
+        (``refine_below`` unless said), or found as a patch."""
+        return (bases.score < (self.refine_below if below is None else below)) | bases.from_foreground
+
     def _weak_rounds(self, bases: Detections, below: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:
         """The round bases placed from little rim (under ``below`` of it fitted,
         ``refine_below`` unless said, or found as a patch), by index, and the point under
@@ -75,8 +80,7 @@ class LearnedReads:
         nadir = self._reader_nadir(self.refiner) if len(bases) else None
         if nadir is None:
             return None
-        below = self.refine_below if below is None else below
-        weak = (bases.kind == KIND_BASE) & (bases.shape == 0) & ((bases.score < below) | bases.from_foreground)
+        weak = (bases.kind == KIND_BASE) & (bases.shape == 0) & self._little_rim(bases, below)
         idx = np.flatnonzero(weak)
         return (idx, nadir) if len(idx) else None
 
@@ -208,7 +212,7 @@ class LearnedReads:
         present = present.reshape(len(idx), len(colour))
         at = {si: j for j, (si, _) in enumerate(colour)}
         every = sum(1 << int(si) for si, _ in colour)
-        little_rim = (bases.score < self.refine_below) | bases.from_foreground
+        little_rim = self._little_rim(bases)
         for n, i in enumerate(idx):
             own = at.get(int(bases.side[i]))
             if own is None or present[n, own] >= self.side_own_p:

@@ -431,7 +431,7 @@ class Patches:
                 out.append({**cand, "side": side, "rivals": sum(1 << si for si in ev if si != side)})
         return out
 
-    def _not_token_places(self, bases: Detections) -> np.ndarray:
+    def _not_token_places(self, bases: Detections) -> tuple[np.ndarray, np.ndarray | None]:
         """Where no token can be seen: under the bases found by their rims that no token
         could be mistaken for (rectangles and ovals, round bases half as wide again as a
         token), a pixel in from their edge. A stand's miniature is a patch of change of a
@@ -441,17 +441,17 @@ class Patches:
         of their rim (a blue objective's edge and a purple base's yellow crescent beside
         it made a 40 mm yellow rim) may be a token's disc itself (_settle_discs decides),
         so they are left to the search. A base on a platform hides the floor where its top's
-        picture falls (``_lifted_footprints``): a plain disc seen there is that fighter."""
+        picture falls (``_lifted_footprints``, also returned: None if none): a plain disc
+        seen there is that fighter."""
         paper = self._paper_diameter_in() * MM_PER_IN
         sure = (bases.kind == KIND_BASE) & ~bases.from_foreground \
             & ((bases.shape > 0) | ((bases.base_mm >= 1.5 * paper) & (bases.score >= self.token_hiding_score)))
         mask = self._footprints(bases[sure]).astype(np.uint8)
         lifted = (bases.kind == KIND_BASE) & (bases.xyz[:, 2] > 0.05)
-        self._lifted_here = None  # (where no plain disc is a token: _tokens)
-        if not self.tokens_under_lifted_bases and lifted.any():
-            self._lifted_here = self._lifted_footprints(bases[lifted])
-            mask |= self._lifted_here
-        return cv2.erode(mask, np.ones((3, 3), np.uint8)).astype(bool)
+        hidden = self._lifted_footprints(bases[lifted]) if not self.tokens_under_lifted_bases and lifted.any() else None
+        if hidden is not None:
+            mask |= hidden
+        return cv2.erode(mask, np.ones((3, 3), np.uint8)).astype(bool), hidden
 
     def _lifted_footprints(self, bases: Detections) -> np.ndarray:
         """Where the tops of ``bases`` (on platforms) fall in the floor view: each top's

@@ -88,10 +88,11 @@ class Tokens:
     """Finds token discs and reads them (a mixin of ``TableDetector``)."""
 
     def _tokens(self, frame: np.ndarray, floor_bgr: np.ndarray, lab: np.ndarray, usable: np.ndarray,
-                markers: Any, not_here: np.ndarray | None = None) -> Detections:
+                markers: Any, not_here: np.ndarray | None = None, hidden: np.ndarray | None = None) -> Detections:
         """Tokens are 1 in discs lying on the floor or a platform. Each disc found is
         looked at again up close: a top-down crop at 4x the table resolution, where a
-        0.66 in tag (too small for a whole-frame search) decodes reliably."""
+        0.66 in tag (too small for a whole-frame search) decodes reliably. Discs on ``not_here``
+        are looked at last; a plain one on ``hidden`` (what a lifted fighter hides) is none."""
         rows = []
         taken: list[np.ndarray] = []
         self._disc_sizes = []
@@ -148,7 +149,7 @@ class Tokens:
                     tag_face, unread = False, True
                 if tag is not None and self._token_kind(tag) != KIND_STATE:
                     self._tag_pos[tag] = xy
-            if tag is None and not (tag_face or unread) and _on_mask(self.floor, xy, getattr(self, "_lifted_here", None)):
+            if tag is None and not (tag_face or unread) and _on_mask(self.floor, xy, hidden):
                 continue  # a fighter on a platform hides the floor there: its miniature, no token
             if tag is not None and self._token_kind(tag) == KIND_STATE:
                 # Never an objective or treasure: "they do not interact with the battle".
