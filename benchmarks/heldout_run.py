@@ -34,8 +34,8 @@ def load_module(path: Path) -> ModuleType:
 # -- what the tracker and the baseline see ------------------------------------------------
 def prediction(r: Any) -> dict:
     """One frame in the scorer's format (``tracker.cli._eval_frame``), its fighters also
-    carrying ``shape`` and ``angle_deg`` when the detections have them, its tokens
-    ``tag_id`` when named."""
+    carrying ``shape`` and ``angle_deg`` when the detections have them, and ``base_mm``,
+    ``score``, ``from_foreground``, ``sigma_in``; its tokens ``tag_id`` when named."""
     from tracker.base_shapes import SHAPE_NAMES
     from tracker.cli import _eval_frame
     from tracker.detection import KIND_BASE
@@ -52,6 +52,14 @@ def prediction(r: Any) -> dict:
         for f, k in zip(out["fighters"], rows):
             f["shape"] = SHAPE_NAMES.get(int(shape[k]), "round")
             f["angle_deg"] = float(angle[k])
+    rows = [k for k in range(len(d.kind)) if d.kind[k] == KIND_BASE]
+    for f, k in zip(out["fighters"], rows):
+        # How each was found and how sure (not scored; for looking at the errors by stage).
+        f["base_mm"] = float(d.base_mm[k])
+        f["score"] = round(float(d.score[k]), 3)
+        f["from_foreground"] = bool(d.from_foreground[k])
+        if len(d.sigma_in) == len(d.kind):
+            f["sigma_in"] = round(float(d.sigma_in[k]), 4)
     return out
 
 
