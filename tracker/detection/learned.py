@@ -87,24 +87,36 @@ class LearnedReads:
     def _refined(self, frame: np.ndarray, bases: Detections) -> None:
         """Round bases placed from little rim (a crescent under ``refine_below`` of their
         circle, or a patch of foreground) placed again, in place, where the learned refiner
-        (``vision.refiner``, reading the frame as the camera gave it) puts them
-        ``refine_min_in`` to ``refine_reach_in`` away: between its place and theirs, each
-        weighed by its error (their stated sigma; ``REFINER_ERROR_IN``), their sigma then
-        at least ``REFINED_SIGMA_IN`` with the calibration's; and sized as it reads them
-        where it gives a size of their side's roster ``refine_size_p`` or more.
+        (``vision.refiner``, reading the frame as the camera gave it) puts them, read a
+        second time centred where its first read put them (``refine_reads``), where its
+        first read moves them ``refine_min_in`` to ``refine_reach_in``; with
+        ``refine_weighed``, between its place and theirs, each weighed by its error (their
+        stated sigma, with the difference of their radius and the one it reads;
+        ``REFINER_ERROR_IN``); their sigma then at least ``REFINED_SIGMA_IN``
+        with the calibration's; and sized as its last read reads them where it gives a
+        size of their side's roster ``refine_size_p`` or more.
         (A patch's miniature pulls its outline off the base, and a crescent fits circles
         of several sizes: 720p tuning tables the refiner never saw, patches' RMS error
-        0.210 -> 0.175 in, median 0.110 -> 0.047 in; crescents' 0.134 -> 0.093 in.)"""
+        0.210 -> 0.175 in, median 0.110 -> 0.047 in; crescents' 0.134 -> 0.093 in. The
+        refiner was taught steps of up to half an inch: from a guess further off, its
+        first read lands near the base, its second, centred there, on it.)"""
         weak = self._weak_rounds(bases)
         if weak is None:
             return
         idx, nadir = weak
         colour = dict(self._rims_as_seen())
+        rim = np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float)
         lift = self.config.base_thickness_in
         top = bases.xyz[idx].copy()
         top[:, 2] += lift
-        xy, p = self.refiner.refine(self.camera, frame, self._background_bgr, top, nadir,
-                                    np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float))
+        xy, p = self.refiner.refine(self.camera, frame, self._background_bgr, top, nadir, rim)
+        shift = np.hypot(*(xy - bases.xyz[idx, :2]).T)
+        ok = (shift <= self.refine_reach_in) & (shift >= self.refine_min_in)
+        if self.refine_reads > 1 and ok.any():
+            again = top[ok].copy()
+            again[:, :2] = xy[ok]
+            xy[ok], p[ok] = self.refiner.refine(self.camera, frame, self._background_bgr, again, nadir, rim[ok])
+        fit_mm = bases.base_mm[idx].copy()
         if self.refine_size_p < 1.0:
             sizes = {si: set(sz) for si, _, sz in self._side_lab()}
             k = p.argmax(axis=1)
@@ -114,17 +126,15 @@ class LearnedReads:
                     bases.base_mm[i] = mm
                     if len(bases.size_mm) == len(bases.kind):
                         bases.size_mm[i] = (mm, mm)
-        shift = np.hypot(*(xy - bases.xyz[idx, :2]).T)
-        ok = (shift <= self.refine_reach_in) & (shift >= self.refine_min_in)
         moved = idx[ok]
         stated = len(bases.sigma_in) == len(bases.kind)  # (no sigma without a calibrated camera's)
-        if stated:
-            # The two places weighed each by its own error: the fit's stated sigma, the
-            # refiner's. (Taking the refiner's outright did better on the 53 tuning tables
-            # it never saw, crescents' RMS 0.087 against 0.093 in, but moved a red base
-            # beside a terrain tag on the bundled clip 0.12 in off its right place in every
-            # look: clip RMS 0.0163 -> 0.0182 in, 0.0177 so.)
-            w = REFINER_ERROR_IN ** 2 / (REFINER_ERROR_IN ** 2 + np.square(bases.sigma_in[moved]))
+        if stated and self.refine_weighed:
+            # The two places weighed each by its own error: the refiner's, and the fit's
+            # stated sigma with its size's doubt: a crescent fitted as a circle of another
+            # size than the refiner reads lies the radii's difference off.
+            read_mm = np.array(SIZES_MM)[p[ok].argmax(axis=1)]
+            fit_sigma = np.hypot(bases.sigma_in[moved], np.abs(read_mm - fit_mm[ok]) / 2 / MM_PER_IN)
+            w = REFINER_ERROR_IN ** 2 / (REFINER_ERROR_IN ** 2 + np.square(fit_sigma))
             bases.xyz[moved, :2] = w[:, None] * bases.xyz[moved, :2] + (1 - w[:, None]) * xy[ok]
         else:
             bases.xyz[moved, :2] = xy[ok]

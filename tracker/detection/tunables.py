@@ -261,7 +261,16 @@ class Tunables:
     # 53 tuning tables it was not trained on, 1080p weak fits' median error 0.018 ->
     # 0.031 in moving all, 0.021 so); their size too where it is sure of one
     # (``refine_size_p``) of its side's (patches' sizes wrong 29 -> 20 % at 720p).
-    refine_below, refine_reach_in, refine_min_in = 0.35, 0.5, 0.06
+    # Read twice (``refine_reads``: the second read centred where the first put the
+    # base), within 0.75 in of the first read (it was taught steps of up to half an inch:
+    # a patch's miniature pulls it further), and weighed against the fit whose sigma
+    # counts its size's doubt (``refine_weighed``). On the 20 Warcry 720p tuning tables it
+    # was never taught on, floor RMS 0.089 -> 0.071 in (read once, within 0.5 in), p95
+    # 0.099 -> 0.091 in (taken outright: 0.070 and 0.089 in, but the bundled clip's red
+    # base by a terrain piece, which it reads 0.12 in off, 0.0172 -> 0.0178 in RMS; weighed
+    # by the fit's sigma alone: 0.073 in).
+    refine_below, refine_reach_in, refine_min_in = 0.35, 0.75, 0.06
+    refine_reads, refine_weighed = 2, True
     # Epic stands placed again where the learned stand refiner reads them, within this
     # reach and turn (learned_stands._stands_refined), weighed against their fit (or taken).
     stand_reach_in, stand_turn_reach_deg, stand_weighed = 0.5, 20.0, True
