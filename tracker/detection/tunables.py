@@ -301,7 +301,8 @@ class Tunables:
     read_made_shapes = True
     # ... and every other base of such a table placed (and turned) between its fit and
     # where the reader puts it within this reach, each weighed by its error (_shapes_weighed).
-    shape_weighed, shape_reach_in = True, 0.5
+    # ... read a second time centred where the first read put it (shape_reads).
+    shape_weighed, shape_reach_in, shape_reads = True, 0.75, 2
     # Tokens looked for on the floor where a base found on a platform shows
     # (its top's picture met with the floor's plane): False, they are not (_not_token_places).
     tokens_under_lifted_bases = False
