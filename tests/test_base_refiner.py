@@ -166,6 +166,42 @@ def test_a_weak_base_far_off_comes_back_in_two_reads():
     assert np.sum(np.hypot(*(once.xyz[weak, :2] - true_xy).T) > 0.3) >= 2
 
 
+def test_a_base_read_at_the_wrong_size_says_so_in_its_sigma():
+    """``TableDetector._size_doubted``: round bases found on a public table, marked as
+    fitted on little rim with a sigma of 0.03 in; each given a wrong size of its side's
+    (the radius off by 0.12 in or more) has its sigma raised past 0.08 in, for the rules'
+    margin; those left at their true size keep a sigma under 0.05 in. Off, nothing moves."""
+    from tracker.detection import KIND_BASE
+    from tracker.pipeline import Pipeline
+
+    folder = eval_set("warcry-1")
+    det = Pipeline.from_footage(folder).detector
+    frame = _frame(folder)
+    truth = json.loads((folder / "truth.json").read_text())["frames"][0]
+    found = det.detect(frame)
+    rounds = [i for i in np.flatnonzero((found.kind == KIND_BASE) & (found.shape == 0))
+              if min(np.hypot(f["x"] - found.xyz[i, 0], f["y"] - found.xyz[i, 1]) for f in truth["fighters"]) < 0.1]
+    fields = {si: sorted(set(sz)) for si, _, sz in det._side_lab()}
+    wrong, right = [], []
+    for i in rounds:
+        other = [mm for mm in fields[int(found.side[i])] if abs(mm - found.base_mm[i]) >= 6]
+        if other and len(wrong) < 4:
+            found.base_mm[i] = other[0]
+            wrong.append(i)
+        else:
+            right.append(i)
+    assert len(wrong) == 4 and len(right) >= 4
+    found.score[rounds] = 0.2
+    found.sigma_in[rounds] = 0.03
+    off = found[np.arange(len(found))]
+    det._size_doubted(frame, found)
+    assert np.all(found.sigma_in[wrong] > 0.08), found.sigma_in[wrong]
+    assert np.all(found.sigma_in[right] < 0.05), found.sigma_in[right]
+    det.size_doubt_below = 0.0
+    det._size_doubted(frame, off)
+    assert np.all(off.sigma_in[rounds] == 0.03)
+
+
 def _presence(folder, frame_index=0):
     """The refiner's probability of a base of the crop's rim colour, (at true round bases
     at least nine tenths in sight under their own side's colour, the same under another

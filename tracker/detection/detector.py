@@ -185,6 +185,7 @@ class TableDetector(Tunables, TableViews, RoundRims, ShapedBases, Placement, Sid
         bases = self._ends_read_as_outline(raw, bases)
         self._refined(raw, bases)
         bases = self._overlaps_parted(bases)
+        self._size_doubted(raw, bases)
         open_ = self._unnamed(bases, tokens if look_for_tokens else None)
         named, open_ = self._doubts_read(raw, bases, open_)
         if len(named):

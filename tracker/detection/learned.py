@@ -142,6 +142,35 @@ class LearnedReads:
         if calib is not None and stated:
             bases.sigma_in[moved] = np.maximum(bases.sigma_in[moved], np.hypot(calib, REFINED_SIGMA_IN))
 
+    def _size_doubted(self, frame: np.ndarray, bases: Detections) -> None:
+        """Each round base fitted on under ``size_doubt_below`` of its rim (or found as a
+        patch) read by the refiner where it lies: its sigma, in place, made at least the
+        spread of its radius under the sizes its side fields, each as likely as the
+        refiner reads it. (A crescent fits circles of several sizes about as well, each
+        centred elsewhere; a rule measuring to the base's edge is off by the radii's
+        difference where the size is wrong: a 32 mm base read as 25 mm lies 0.14 in
+        nearer or further than stated. The sigma says so, and the rules' margin with it.)"""
+        if self.size_doubt_below <= 0:
+            return
+        weak = self._weak_rounds(bases, self.size_doubt_below)
+        if weak is None or len(bases.sigma_in) != len(bases.kind):
+            return
+        idx, nadir = weak
+        colour = dict(self._rims_as_seen())
+        top = bases.xyz[idx].copy()
+        top[:, 2] += self.config.base_thickness_in
+        _, p = self.refiner.refine(self.camera, frame, self._background_bgr, top, nadir,
+                                   np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float))
+        fields = {si: set(sz) for si, _, sz in self._side_lab()}
+        sizes = np.array(SIZES_MM)
+        for i, pi in zip(idx, p):
+            own = np.array([mm in fields.get(int(bases.side[i]), ()) for mm in SIZES_MM])
+            if own.sum() < 2 or pi[own].sum() <= 0:
+                continue
+            q = pi * own / pi[own].sum()
+            spread = float(np.sqrt(np.sum(q * np.square((sizes - bases.base_mm[i]) / 2 / MM_PER_IN))))
+            bases.sigma_in[i] = max(float(bases.sigma_in[i]), float(np.hypot(bases.sigma_in[i], spread)))
+
     def _overlaps_parted(self, bases: Detections) -> Detections:
         """``bases`` less each round base that, after the refiner moved and sized them,
         overlaps a larger one on the same surface (centres under ``BASES_APART`` of their

@@ -271,6 +271,9 @@ class Tunables:
     # by the fit's sigma alone: 0.073 in).
     refine_below, refine_reach_in, refine_min_in = 0.35, 0.75, 0.06
     refine_reads, refine_weighed = 2, True
+    # Round bases fitted on under this share of their rim: their sigma counts the doubt of
+    # their size as the refiner reads it (learned._size_doubted; 0: not).
+    size_doubt_below = 0.6
     # Epic stands placed again where the learned stand refiner reads them, within this
     # reach and turn (learned_stands._stands_refined), weighed against their fit (or taken).
     stand_reach_in, stand_turn_reach_deg, stand_weighed = 0.5, 20.0, True
