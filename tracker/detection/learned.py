@@ -169,7 +169,7 @@ class LearnedReads:
                 continue
             q = pi * own / pi[own].sum()
             spread = float(np.sqrt(np.sum(q * np.square((sizes - bases.base_mm[i]) / 2 / MM_PER_IN))))
-            bases.sigma_in[i] = max(float(bases.sigma_in[i]), float(np.hypot(bases.sigma_in[i], spread)))
+            bases.sigma_in[i] = float(np.hypot(bases.sigma_in[i], spread))
 
     def _overlaps_parted(self, bases: Detections) -> Detections:
         """``bases`` less each round base that, after the refiner moved and sized them,
