@@ -100,8 +100,15 @@ def test_a_stored_table_camera_is_what_its_board_views_give_now(straight_yet_off
     now = intrinsics_for_folder(folder, GameConfig.load(folder))
     stored = Intrinsics.from_json(TABLE_CAMERAS / "epic-100167-1280x720.json")
     assert stored.image_size == now.image_size
-    # To what summing in another order changes (OpenCV's threads: 1e-7 px, 2e-9 in a lens
-    # term, run to run on one machine), far under what a change of method moves.
-    np.testing.assert_allclose(stored.K, now.K, rtol=1e-6)
-    np.testing.assert_allclose(stored.dist, now.dist, rtol=0, atol=1e-7)
-    np.testing.assert_allclose(stored.std, now.std, rtol=1e-3)
+    # Within half its stated sigma. Run to run on one machine it moves 1e-7 px (OpenCV's
+    # threads summing in another order); on another machine's CPU (OpenCV's code chosen
+    # by its vector instructions) this loosely held fit (fx 522 +- 36 px) moved up to a
+    # quarter of its sigma (fx 0.57 px, p1 0.24 sigma; AMD EPYC against the machine that
+    # stored it) and its sigmas 2 %. A change of method that matters moves more.
+    sigma = np.asarray(stored.std, float)
+    k_now = np.array([now.K[0, 0], now.K[1, 1], now.K[0, 2], now.K[1, 2]])
+    k_stored = np.array([stored.K[0, 0], stored.K[1, 1], stored.K[0, 2], stored.K[1, 2]])
+    assert np.all(np.abs(k_now - k_stored) <= 0.5 * sigma[:4]), (k_now - k_stored) / sigma[:4]
+    d_now, d_stored = np.ravel(now.dist)[:5], np.ravel(stored.dist)[:5]
+    assert np.all(np.abs(d_now - d_stored) <= 0.5 * sigma[4:9]), (d_now - d_stored) / sigma[4:9]
+    np.testing.assert_allclose(stored.std, now.std, rtol=0.05)
