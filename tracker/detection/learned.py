@@ -67,6 +67,15 @@ class LearnedReads:
         """(index, rim colour as this table's light shows it, BGR) per side."""
         return [(s.index, self.light.as_seen(s.rim_bgr)) for s in self.config.sides]
 
+    def _tops_and_rims(self, bases: Detections, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """What a learned reader is given for ``bases[idx]``: their tops' places (x, y,
+        height of the base's top) and each one's side's rim colour as this table's light
+        shows it (BGR; grey for a side not configured)."""
+        colour = dict(self._rims_as_seen())
+        top = bases.xyz[idx].copy()
+        top[:, 2] += self.config.base_thickness_in
+        return top, np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float).reshape(-1, 3)
+
     def _little_rim(self, bases: Detections, below: float | None = None) -> np.ndarray:
         """Which ``bases`` were placed from little rim: fitted under ``below`` of it
         (``refine_below`` unless said), or found as a patch."""
@@ -104,11 +113,8 @@ class LearnedReads:
         if weak is None:
             return
         idx, nadir = weak
-        colour = dict(self._rims_as_seen())
-        rim = np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float)
         lift = self.config.base_thickness_in
-        top = bases.xyz[idx].copy()
-        top[:, 2] += lift
+        top, rim = self._tops_and_rims(bases, idx)
         xy, p = self.refiner.refine(self.camera, frame, self._background_bgr, top, nadir, rim)
         shift = np.hypot(*(xy - bases.xyz[idx, :2]).T)
         ok = (shift <= self.refine_reach_in) & (shift >= self.refine_min_in)
@@ -156,11 +162,8 @@ class LearnedReads:
         if weak is None or len(bases.sigma_in) != len(bases.kind):
             return
         idx, nadir = weak
-        colour = dict(self._rims_as_seen())
-        top = bases.xyz[idx].copy()
-        top[:, 2] += self.config.base_thickness_in
-        _, p = self.refiner.refine(self.camera, frame, self._background_bgr, top, nadir,
-                                   np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float))
+        top, rim = self._tops_and_rims(bases, idx)
+        _, p = self.refiner.refine(self.camera, frame, self._background_bgr, top, nadir, rim)
         fields = {si: set(sz) for si, _, sz in self._side_lab()}
         sizes = np.array(SIZES_MM)
         for i, pi in zip(idx, p):

@@ -52,22 +52,18 @@ class ShapeReads:
         idx = np.flatnonzero(bases.kind[since:] == KIND_BASE) + since if nadir is not None and self.read_shapes else []
         if not len(idx):
             return bases
-        colour = dict(self._rims_as_seen())
-        lift = self.config.base_thickness_in
-        rims = np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float)
-        top = bases.xyz[idx].copy()
-        top[:, 2] += lift
+        top, rims = self._tops_and_rims(bases, idx)
         first = self.shape_reader.read(self.camera, frame, self._background_bgr, top, nadir, rims)
         p_round, was_round = first.shape_p[:, SHAPES.index("round")], bases.shape[idx] == SHAPE_CODES["round"]
         maybe = np.flatnonzero(np.where(was_round, 1.0 - p_round, p_round) >= self.shape_recentre_p)
         # (Centred again: read from an end, an oval's size and shape are read short, less surely.)
-        read_all = self.shape_reads > 1  # (every base read again: each placed as its second read puts it)
-        again = self.shape_reader.read(self.camera, frame, self._background_bgr,
-                                       np.column_stack([first.xy, top[:, 2]])[maybe if not read_all else slice(None)],
-                                       nadir, rims if read_all else rims[maybe])
-        second = again if read_all else None
-        if read_all:
-            again = ShapeReading(*(a[maybe] for a in again))
+        centred = np.column_stack([first.xy, top[:, 2]])
+        if self.shape_reads > 1:  # (every base read again: each placed as its second read puts it)
+            second = self.shape_reader.read(self.camera, frame, self._background_bgr, centred, nadir, rims)
+            again = ShapeReading(*(a[maybe] for a in second))
+        else:
+            second = None
+            again = self.shape_reader.read(self.camera, frame, self._background_bgr, centred[maybe], nadir, rims[maybe])
         listed, _ = self._roster_and_found(bases)
         changes = []
         for m, n in enumerate(maybe):

@@ -47,10 +47,7 @@ class LearnedStands:
         idx = np.flatnonzero((bases.kind == KIND_BASE) & (bases.shape == SHAPE_CODES["rect"]))
         if nadir is None or not len(idx):
             return idx, None, None, None
-        colour = dict(self._rims_as_seen())
-        top = bases.xyz[idx].copy()
-        top[:, 2] += self.config.base_thickness_in
-        return idx, nadir, top, np.array([colour.get(int(bases.side[i]), (128, 128, 128)) for i in idx], float)
+        return (idx, nadir, *self._tops_and_rims(bases, idx))
 
     def _quarters_read(self, frame: np.ndarray, bases: Detections) -> Detections:
         """Epic stands the learned quarter-turn reader (``vision.stand_refiner.QuarterReader``,
