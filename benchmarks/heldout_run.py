@@ -47,13 +47,12 @@ def prediction(r: Any) -> dict:
         if d.tag_id[k] >= 0:
             t["tag_id"] = int(d.tag_id[k])  # which token it is (not scored by score.py)
     shape, angle = getattr(d, "shape", None), getattr(d, "angle_deg", None)
-    if shape is not None and angle is not None and len(shape) == len(d.kind):
-        rows = [k for k in range(len(d.kind)) if d.kind[k] == KIND_BASE]
-        for f, k in zip(out["fighters"], rows):
-            f["shape"] = SHAPE_NAMES.get(int(shape[k]), "round")
-            f["angle_deg"] = float(angle[k])
+    shaped = shape is not None and angle is not None and len(shape) == len(d.kind)
     rows = [k for k in range(len(d.kind)) if d.kind[k] == KIND_BASE]
     for f, k in zip(out["fighters"], rows):
+        if shaped:
+            f["shape"] = SHAPE_NAMES.get(int(shape[k]), "round")
+            f["angle_deg"] = float(angle[k])
         # How each was found and how sure (not scored; for looking at the errors by stage).
         f["base_mm"] = float(d.base_mm[k])
         f["score"] = round(float(d.score[k]), 3)
